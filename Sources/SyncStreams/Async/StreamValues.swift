@@ -1,0 +1,153 @@
+extension SyncStream {
+    /// The stream's values as an `AsyncSequence`, for `for await` (or `for try await` when the stream can
+    /// fail).
+    ///
+    /// Reading this property subscribes at once; from then on every value is buffered (without bound)
+    /// until the loop takes it, so nothing sent while the consumer is busy is lost. The sequence ends when
+    /// the stream finishes, throws the stream's failure, and ends (returns nil) when the consuming task is
+    /// cancelled. Dropping the sequence and its iterator ends the subscription. Iterate it once.
+    ///
+    /// ```swift
+    /// for await progress in session.progress(for: .upload, mode: .reportIndefinitely).values { … }
+    /// ```
+    public var values: StreamValues<Output, Failure> { StreamValues(self) }
+
+    /// The first value, or nil if the stream finished without one.
+    ///
+    /// Subscribes, waits for the first value (or the completion), then ends the subscription.
+    /// - Throws: The stream's failure; `CancellationError` if the calling task is cancelled first.
+    public func first() async throws -> Output? {
+        var iterator = prefix(1).values.makeAsyncIterator()
+        let value = try await iterator.next()
+        if value == nil { try Task.checkCancellation() }
+        return value
+    }
+}
+
+/// An `AsyncSequence` of a stream's values; see `SyncStream.values`.
+public struct StreamValues<Element: Sendable, Failure: Error>: AsyncSequence, Sendable {
+    private let subscription: Subscription
+
+    init<S: SyncStream>(_ stream: S) where S.Output == Element, S.Failure == Failure {
+        let buffer = Buffer()
+        let token = stream.subscribe(
+            onValue: { buffer.receive(.success($0)) },
+            onCompletion: { completion in
+                switch completion {
+                case .finished: buffer.finish(nil)
+                case .failure(let error): buffer.finish(error)
+                }
+            }
+        )
+        subscription = Subscription(buffer: buffer, token: token)
+    }
+
+    public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(subscription: subscription) }
+
+    /// The iterator of `StreamValues`.
+    public struct AsyncIterator: AsyncIteratorProtocol {
+        fileprivate let subscription: Subscription
+
+        public mutating func next() async throws(Failure) -> Element? {
+            try await subscription.buffer.next(isolation: nil)
+        }
+
+        public mutating func next(isolation actor: isolated (any Actor)?) async throws(Failure) -> Element? {
+            try await subscription.buffer.next(isolation: actor)
+        }
+    }
+
+    /// Owns the subscription: releasing the last sequence or iterator invalidates it. The subscription's
+    /// callbacks hold only the buffer, so there is no cycle.
+    fileprivate final class Subscription: Sendable {
+        let buffer: Buffer
+        let token: SubscriptionToken
+
+        init(buffer: Buffer, token: SubscriptionToken) {
+            self.buffer = buffer
+            self.token = token
+        }
+
+        deinit { token.invalidate() }
+    }
+
+    fileprivate final class Buffer: Sendable {
+        private struct State {
+            var values = FIFO<Element>()
+            var isFinished = false
+            var failure: Failure?
+            var waiting: UnsafeContinuation<Result<Element?, Failure>, Never>?
+        }
+
+        private let state = Locked(State())
+
+        func receive(_ result: Result<Element, Failure>) {
+            guard case .success(let value) = result else { return }
+            let waiting = state.withLock { state -> UnsafeContinuation<Result<Element?, Failure>, Never>? in
+                if state.isFinished { return nil }
+                if let waiting = state.waiting {
+                    state.waiting = nil
+                    return waiting
+                }
+                state.values.append(value)
+                return nil
+            }
+            waiting?.resume(returning: .success(value))
+        }
+
+        func finish(_ failure: Failure?) {
+            let waiting = state.withLock { state -> UnsafeContinuation<Result<Element?, Failure>, Never>? in
+                guard !state.isFinished else { return nil }
+                state.isFinished = true
+                state.failure = failure
+                let waiting = state.waiting
+                state.waiting = nil
+                if waiting != nil { state.failure = nil }
+                return waiting
+            }
+            if let waiting {
+                waiting.resume(returning: failure.map { .failure($0) } ?? .success(nil))
+            }
+        }
+
+        /// Takes a buffered value or the end without suspending, if there is one.
+        private func poll() -> Result<Element?, Failure>? {
+            state.withLock { state -> Result<Element?, Failure>? in
+                if let value = state.values.popFirst() { return .success(value) }
+                guard state.isFinished else { return nil }
+                if let failure = state.failure {
+                    state.failure = nil
+                    return .failure(failure)
+                }
+                return .success(nil)
+            }
+        }
+
+        func next(isolation actor: isolated (any Actor)?) async throws(Failure) -> Element? {
+            if let ready = poll() { return try ready.get() }
+            if Task.isCancelled { return nil }
+            let result = await withTaskCancellationHandler(
+                operation: {
+                    await withUnsafeContinuation(isolation: actor) { continuation in
+                        let ready = state.withLock { state -> Result<Element?, Failure>? in
+                            if let value = state.values.popFirst() { return .success(value) }
+                            if state.isFinished {
+                                if let failure = state.failure {
+                                    state.failure = nil
+                                    return .failure(failure)
+                                }
+                                return .success(nil)
+                            }
+                            state.waiting = continuation
+                            return nil
+                        }
+                        if let ready { continuation.resume(returning: ready) }
+                    }
+                },
+                onCancel: { finish(nil) },
+                isolation: actor
+            )
+            return try result.get()
+        }
+    }
+}

@@ -1,0 +1,63 @@
+extension SyncStream {
+    /// Emits the first `maxLength` values, then finishes and ends the upstream subscription.
+    ///
+    /// Finishes right after the `maxLength`-th value (at once, without subscribing upstream, when
+    /// `maxLength` is 0); an earlier upstream completion or failure passes through.
+    ///
+    /// ```
+    /// upstream:   1 2 3 4 |
+    /// prefix(2):  1 2|
+    /// ```
+    public func prefix(_ maxLength: Int) -> Streams.Prefix<Self> {
+        precondition(maxLength >= 0, "prefix(_:) needs a maxLength of zero or more")
+        return Streams.Prefix(upstream: self, maxLength: maxLength)
+    }
+}
+
+extension Streams {
+    /// The stream returned by `SyncStream.prefix(_:)`.
+    public struct Prefix<Upstream: SyncStream>: SyncStream {
+        public typealias Output = Upstream.Output
+        public typealias Failure = Upstream.Failure
+
+        /// The stream whose first values are emitted.
+        public let upstream: Upstream
+        /// How many values to emit before finishing.
+        public let maxLength: Int
+
+        public init(upstream: Upstream, maxLength: Int) {
+            self.upstream = upstream
+            self.maxLength = maxLength
+        }
+
+        public func subscribe(
+            onValue: @escaping @Sendable (Output) -> Void,
+            onCompletion: @escaping @Sendable (StreamCompletion<Failure>) -> Void
+        ) -> SubscriptionToken {
+            guard maxLength > 0 else {
+                onCompletion(.finished)
+                return .empty
+            }
+            let remaining = SerialBox(maxLength)
+            let link = UpstreamLink()
+            let token = upstream.subscribe(
+                onValue: { value in
+                    guard remaining.value > 0 else { return }
+                    remaining.value -= 1
+                    onValue(value)
+                    if remaining.value == 0 {
+                        if !link.isCancelled { onCompletion(.finished) }
+                        link.end()
+                    }
+                },
+                onCompletion: { completion in
+                    guard remaining.value > 0 else { return }
+                    remaining.value = 0
+                    onCompletion(completion)
+                }
+            )
+            link.attach(token)
+            return SubscriptionToken(link)
+        }
+    }
+}

@@ -1,0 +1,41 @@
+/// A read-only view of a changing state: its current `value`, and a stream of its changes without repeats.
+///
+/// - `value` is the current state, readable from any thread.
+/// - Subscribing delivers the current value at once, then each change; a value equal to the one the
+///   subscriber last received is not delivered again.
+/// - It never fails; it finishes when its source subject finishes.
+///
+/// The owner keeps the `CurrentValueSubject` and hands out the `StateStream`:
+///
+/// ```swift
+/// private let connectionSubject = CurrentValueSubject<ConnectionState, Never>(.disconnected)
+/// public var connectionState: StateStream<ConnectionState> { StateStream(connectionSubject) }
+///
+/// // source:     .disconnected  .connecting  .connecting  .connected
+/// // subscriber: .disconnected  .connecting               .connected
+/// ```
+public struct StateStream<Value: Sendable & Equatable>: SyncStream {
+    public typealias Output = Value
+    public typealias Failure = Never
+
+    @usableFromInline let source: CurrentValueSubject<Value, Never>
+
+    /// A read-only view of `source`.
+    @inlinable
+    public init(_ source: CurrentValueSubject<Value, Never>) { self.source = source }
+
+    /// A state that never changes.
+    public init(constant value: Value) { self.source = CurrentValueSubject(value) }
+
+    /// The current state.
+    @inlinable
+    public var value: Value { source.value }
+
+    @inlinable
+    public func subscribe(
+        onValue: @escaping @Sendable (Value) -> Void,
+        onCompletion: @escaping @Sendable (StreamCompletion<Never>) -> Void
+    ) -> SubscriptionToken {
+        source.removeDuplicates().subscribe(onValue: onValue, onCompletion: onCompletion)
+    }
+}

@@ -1,0 +1,40 @@
+@testable import SyncStreams
+
+/// One event a `Recorder` saw.
+enum RecordedEvent<Value: Sendable & Equatable, Failure: Error & Equatable>: Equatable, Sendable {
+    case value(Value)
+    case finished
+    case failure(Failure)
+}
+
+/// A test subscriber that records every event in order, thread-safely.
+final class Recorder<Value: Sendable & Equatable, Failure: Error & Equatable>: Sendable {
+    // A pthread-based lock, not Synchronization.Mutex: ThreadSanitizer on Linux understands only the former.
+    private let storage = Locked<[RecordedEvent<Value, Failure>]>([])
+
+    init() {}
+
+    var events: [RecordedEvent<Value, Failure>] { storage.withLock { $0 } }
+
+    var values: [Value] {
+        events.compactMap { if case .value(let value) = $0 { value } else { nil } }
+    }
+
+    var isCompleted: Bool {
+        events.contains { if case .value = $0 { false } else { true } }
+    }
+
+    func record(_ event: RecordedEvent<Value, Failure>) { storage.withLock { $0.append(event) } }
+
+    func subscribe<S: SyncStream>(to stream: S) -> SubscriptionToken where S.Output == Value, S.Failure == Failure {
+        stream.subscribe(
+            onValue: { self.record(.value($0)) },
+            onCompletion: { completion in
+                switch completion {
+                case .finished: self.record(.finished)
+                case .failure(let error): self.record(.failure(error))
+                }
+            }
+        )
+    }
+}
