@@ -41,6 +41,10 @@ struct FIFO<Element> {
         }
     }
 
+    /// The queued elements, oldest first, without removing them.
+    @inlinable
+    var elements: [Element] { storage[head...].map { $0! } }
+
     /// Removes every element, returning them in order.
     @inlinable
     mutating func removeAll() -> [Element] {

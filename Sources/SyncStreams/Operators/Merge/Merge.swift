@@ -1,0 +1,76 @@
+extension SyncStream {
+    /// Emits the values of this stream and of `others` as they arrive.
+    ///
+    /// - Values are delivered serialized, in the order they arrived at the merge; nothing is lost while
+    ///   the subscriber is busy.
+    /// - Finishes when every input finished.
+    /// - The first failure is forwarded at once and ends the other inputs' subscriptions.
+    ///
+    /// ```
+    /// self:   1 - 3 - |
+    /// other:  - 2 - - - 4 |
+    /// output: 1 2 3 - - 4 |
+    /// ```
+    public func merge<Other: SyncStream>(
+        with others: Other...
+    ) -> Streams.Merge<Self, Other> where Other.Output == Output, Other.Failure == Failure {
+        Streams.Merge(self, others)
+    }
+}
+
+/// Emits the values of all `streams` as they arrive; finishes when all finished; the first failure is
+/// forwarded at once and ends the others. An empty collection finishes at once. See
+/// `SyncStream.merge(with:)`.
+public func merge<S: SyncStream>(_ streams: [S]) -> Streams.MergeMany<S> {
+    Streams.MergeMany(streams)
+}
+
+extension Streams {
+    /// The stream returned by `SyncStream.merge(with:)`.
+    public struct Merge<Upstream: SyncStream, Other: SyncStream>: SyncStream
+    where Upstream.Output == Other.Output, Upstream.Failure == Other.Failure {
+        public typealias Output = Upstream.Output
+        public typealias Failure = Upstream.Failure
+
+        public let upstream: Upstream
+        public let others: [Other]
+
+        public init(_ upstream: Upstream, _ others: [Other]) {
+            self.upstream = upstream
+            self.others = others
+        }
+
+        public func subscribe(
+            onValue: @escaping @Sendable (Output) -> Void,
+            onCompletion: @escaping @Sendable (StreamCompletion<Failure>) -> Void
+        ) -> SubscriptionToken {
+            let core = MergeCore(inputCount: 1 + others.count, onValue: onValue, onCompletion: onCompletion)
+            core.connect(0, to: upstream)
+            for (index, other) in others.enumerated() { core.connect(index + 1, to: other) }
+            return SubscriptionToken(core)
+        }
+    }
+
+    /// The stream returned by `SyncStreams.merge(_:)` on a collection.
+    public struct MergeMany<Upstream: SyncStream>: SyncStream {
+        public typealias Output = Upstream.Output
+        public typealias Failure = Upstream.Failure
+
+        public let upstreams: [Upstream]
+
+        public init(_ upstreams: [Upstream]) { self.upstreams = upstreams }
+
+        public func subscribe(
+            onValue: @escaping @Sendable (Output) -> Void,
+            onCompletion: @escaping @Sendable (StreamCompletion<Failure>) -> Void
+        ) -> SubscriptionToken {
+            guard !upstreams.isEmpty else {
+                onCompletion(.finished)
+                return .empty
+            }
+            let core = MergeCore(inputCount: upstreams.count, onValue: onValue, onCompletion: onCompletion)
+            for (index, upstream) in upstreams.enumerated() { core.connect(index, to: upstream) }
+            return SubscriptionToken(core)
+        }
+    }
+}
