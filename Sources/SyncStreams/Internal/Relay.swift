@@ -49,6 +49,14 @@ final class Relay<Output: Sendable, Failure: Error, Extra>: SubscriberOwner, @un
         return body(&extra)
     }
 
+    /// Whether any subscriber is attached.
+    @inlinable
+    var hasSubscribers: Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return !delivery.subscribers.isEmpty
+    }
+
     @inlinable
     func send(_ value: Output) {
         lock.lock()

@@ -38,6 +38,9 @@ public final class CurrentValueSubject<Output: Sendable, Failure: Error>: SyncSt
     @inlinable
     public func send(completion: StreamCompletion<Failure>) { relay.send(completion: completion) }
 
+    /// Whether any subscriber is attached (it stops counting at invalidation or completion).
+    public var hasSubscribers: Bool { relay.hasSubscribers }
+
     @inlinable
     public func subscribe(
         onValue: @escaping @Sendable (Output) -> Void,

@@ -29,6 +29,9 @@ public final class PassthroughSubject<Output: Sendable, Failure: Error>: SyncStr
     @inlinable
     public func send(completion: StreamCompletion<Failure>) { relay.send(completion: completion) }
 
+    /// Whether any subscriber is attached (it stops counting at invalidation or completion).
+    public var hasSubscribers: Bool { relay.hasSubscribers }
+
     @inlinable
     public func subscribe(
         onValue: @escaping @Sendable (Output) -> Void,

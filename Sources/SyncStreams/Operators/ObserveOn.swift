@@ -1,0 +1,103 @@
+/// How `observe(on:buffering:)` treats values that arrive faster than the executor delivers them.
+public enum BufferingPolicy: Sendable, Hashable {
+    /// Keep every value: each one is delivered, in order.
+    case unbounded
+    /// Conflate: a value not yet delivered is replaced by a newer one, so at most one value waits. A busy
+    /// consumer (a UI thread) never builds a queue of stale values; the newest one is always delivered.
+    case latest
+}
+
+extension SyncStream {
+    /// Delivers every event (values and completion) on `executor`, in order.
+    ///
+    /// - The upstream is subscribed to on the calling thread; its callbacks only enqueue. One executor job
+    ///   drains everything queued at that moment (drains are batched, not one job per value), so
+    ///   delivery is serialized and in upstream order.
+    /// - `.unbounded` (the default) delivers every value. `.latest` conflates: a value still waiting when a
+    ///   newer one arrives is replaced by it; the value being delivered is never interrupted.
+    /// - The completion (finished or failure) is always delivered, after the last value.
+    /// - `invalidate()`: no callback starts after it returns (a job already queued on the executor then
+    ///   delivers nothing), and the upstream subscription is ended without waiting.
+    ///
+    /// ```
+    /// upstream (sender thread):   1 2 3 4     |
+    /// observe(on: q):             . . 1 2 3 4 |       (every value, on q)
+    /// observe(on: q, .latest):    . . 1 . . 4 |       (q was busy with 1 while 2, 3, 4 arrived)
+    /// ```
+    @inlinable
+    public func observe<Executor: StreamExecutor>(
+        on executor: Executor,
+        buffering: BufferingPolicy = .unbounded
+    ) -> Streams.ObserveOn<Self, Executor> {
+        Streams.ObserveOn(upstream: self, executor: executor, buffering: buffering)
+    }
+}
+
+extension Streams {
+    /// The stream returned by `SyncStream.observe(on:buffering:)`.
+    public struct ObserveOn<Upstream: SyncStream, Executor: StreamExecutor>: SyncStream {
+        public typealias Output = Upstream.Output
+        public typealias Failure = Upstream.Failure
+
+        /// The stream whose events are moved to the executor.
+        public let upstream: Upstream
+        /// Where every event is delivered.
+        public let executor: Executor
+        /// Whether values waiting for delivery are kept or conflated.
+        public let buffering: BufferingPolicy
+
+        @inlinable
+        public init(upstream: Upstream, executor: Executor, buffering: BufferingPolicy) {
+            self.upstream = upstream
+            self.executor = executor
+            self.buffering = buffering
+        }
+
+        @inlinable
+        public func subscribe(
+            onValue: @escaping @Sendable (Output) -> Void,
+            onCompletion: @escaping @Sendable (StreamCompletion<Failure>) -> Void
+        ) -> SubscriptionToken {
+            // One relay per subscription, with this single subscriber: the relay's executor drain is the
+            // whole hop, and its waiting `remove` gives the invalidation guarantee.
+            let relay = Relay<Output, Failure, Void>(
+                extra: (),
+                executor: executor,
+                conflatesValues: buffering == .latest
+            )
+            let subscriber = relay.attach(onValue: onValue, onCompletion: onCompletion)
+            let link = UpstreamLink()
+            let token = upstream.subscribe(
+                onValue: { relay.send($0) },
+                onCompletion: { relay.send(completion: $0) }
+            )
+            link.attach(token)
+            return SubscriptionToken(RelayedSubscription(subscriber: subscriber, link: link))
+        }
+    }
+}
+
+/// The token target of an operator that delivers through its own relay to one subscriber: invalidating
+/// removes the subscriber (waiting, for a user's `invalidate()`), runs `onCancel` (stops timers), then
+/// ends the upstream subscription without waiting (late upstream events reach a relay with no subscriber).
+@usableFromInline
+final class RelayedSubscription: Cancellation, @unchecked Sendable {
+    // @unchecked Sendable: every stored property is immutable and Sendable.
+    @usableFromInline let subscriber: Cancellation
+    @usableFromInline let link: UpstreamLink
+    @usableFromInline let onCancel: (@Sendable () -> Void)?
+
+    @inlinable
+    init(subscriber: Cancellation, link: UpstreamLink, onCancel: (@Sendable () -> Void)? = nil) {
+        self.subscriber = subscriber
+        self.link = link
+        self.onCancel = onCancel
+    }
+
+    @usableFromInline
+    override func cancel(waiting: Bool) {
+        subscriber.cancel(waiting: waiting)
+        onCancel?()
+        link.end()
+    }
+}

@@ -1,0 +1,99 @@
+import SyncStreams
+import Testing
+
+@Suite struct ShareTests {
+    @Test func oneUpstreamSubscriptionForAllSubscribers() {
+        let subject = PassthroughSubject<Int, Never>()
+        let subscriptions = Recorder<Int, Never>()
+        let shared = subject.handleEvents(receiveSubscription: { subscriptions.record(.value(1)) }).share()
+        let first = Recorder<Int, Never>()
+        let second = Recorder<Int, Never>()
+        let firstToken = first.subscribe(to: shared)
+        subject.send(1)
+        let secondToken = second.subscribe(to: shared)
+        subject.send(2)
+        subject.send(completion: .finished)
+        #expect(first.events == [.value(1), .value(2), .finished])
+        #expect(second.events == [.value(2), .finished])
+        #expect(subscriptions.values.count == 1)
+        firstToken.invalidate()
+        secondToken.invalidate()
+    }
+
+    @Test func lastInvalidationEndsTheConnectionAndTheNextSubscriberReconnects() {
+        let subject = PassthroughSubject<Int, Never>()
+        let cancels = Recorder<Int, Never>()
+        let subscriptions = Recorder<Int, Never>()
+        let shared = subject.handleEvents(
+            receiveSubscription: { subscriptions.record(.value(1)) },
+            receiveCancel: { cancels.record(.value(1)) }
+        ).share()
+        let a = Recorder<Int, Never>()
+        let b = Recorder<Int, Never>()
+        let tokenA = a.subscribe(to: shared)
+        let tokenB = b.subscribe(to: shared)
+        tokenA.invalidate()
+        #expect(cancels.values.isEmpty)
+        subject.send(1)
+        tokenB.invalidate()
+        #expect(cancels.values.count == 1)
+        #expect(!subject.hasSubscribers)
+        let c = Recorder<Int, Never>()
+        let tokenC = c.subscribe(to: shared)
+        subject.send(2)
+        #expect(subscriptions.values.count == 2)
+        #expect(a.values.isEmpty)
+        #expect(b.values == [1])
+        #expect(c.values == [2])
+        tokenC.invalidate()
+    }
+
+    @Test func replayDeliversTheLastValuesToLateSubscribers() {
+        let subject = PassthroughSubject<Int, Never>()
+        let shared = subject.share(replay: 2)
+        let early = Recorder<Int, Never>()
+        let late = Recorder<Int, Never>()
+        let earlyToken = early.subscribe(to: shared)
+        subject.send(1)
+        subject.send(2)
+        subject.send(3)
+        let lateToken = late.subscribe(to: shared)
+        subject.send(4)
+        #expect(early.values == [1, 2, 3, 4])
+        #expect(late.values == [2, 3, 4])
+        earlyToken.invalidate()
+        lateToken.invalidate()
+    }
+
+    @Test func upstreamCompletionEndsTheConnectionAndANewSubscriberReconnects() {
+        let subject = CurrentValueSubject<Int, Never>(7)
+        let shared = subject.prefix(2).share()
+        let first = Recorder<Int, Never>()
+        let firstToken = first.subscribe(to: shared)
+        subject.send(8)
+        #expect(first.events == [.value(7), .value(8), .finished])
+        let second = Recorder<Int, Never>()
+        let secondToken = second.subscribe(to: shared)
+        #expect(second.values == [8])
+        firstToken.invalidate()
+        secondToken.invalidate()
+    }
+
+    @Test func invalidationReleasesCapturedObjects() {
+        let subject = PassthroughSubject<Int, Never>()
+        let shared = subject.share(replay: 1)
+        weak var weakCaptured: Captured?
+        var token: SubscriptionToken?
+        do {
+            let captured = Captured()
+            weakCaptured = captured
+            token = shared.subscribe { _ in captured.touch() }
+        }
+        subject.send(1)
+        #expect(weakCaptured != nil)
+        #expect(token?.isInvalidated == false)
+        token = nil
+        #expect(weakCaptured == nil)
+        #expect(!subject.hasSubscribers)
+    }
+}
