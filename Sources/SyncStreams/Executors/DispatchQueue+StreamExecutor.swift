@@ -9,9 +9,15 @@ extension DispatchQueue: StreamExecutor {
     }
 
     public func schedule(after delay: Duration, _ work: @escaping @Sendable () -> Void) -> ScheduledWork {
-        let item = WorkItem(DispatchWorkItem(block: work))
+        // The closure sits in a slot the cancel handle empties, so cancelling releases what the work
+        // captured at once; Dispatch itself keeps a cancelled item's block until its deadline.
+        let slot = Locked<(@Sendable () -> Void)?>(work)
+        let item = WorkItem(DispatchWorkItem { slot.withLock { $0.take() }?() })
         asyncAfter(deadline: .now() + .nanoseconds(delay.clampedNanoseconds), execute: item.item)
-        return ScheduledWork { item.item.cancel() }
+        return ScheduledWork {
+            item.item.cancel()
+            _ = slot.withLock { $0.take() }
+        }
     }
 
     public var now: StreamInstant { .monotonicNow }

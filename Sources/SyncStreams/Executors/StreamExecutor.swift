@@ -64,8 +64,8 @@ public struct ScheduledWork: Sendable {
 extension Duration {
     /// This duration in whole nanoseconds, clamped to `Int`'s range and to zero from below.
     var clampedNanoseconds: Int {
+        if self <= .zero { return 0 }
         let (seconds, attoseconds) = components
-        if seconds < 0 { return 0 }
         let (scaled, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
         if overflow { return Int.max }
         let (total, overflow2) = scaled.addingReportingOverflow(attoseconds / 1_000_000_000)

@@ -68,15 +68,38 @@ final class Relay<Output: Sendable, Failure: Error, Extra>: SubscriberOwner, @un
 
     @inlinable
     func send(completion: StreamCompletion<Failure>) {
-        update { _, delivery in delivery.enqueue(completion: completion) }
+        lock.lock()
+        delivery.enqueue(completion: completion)
+        let action = delivery.claim(byExecutor: executor != nil)
+        lock.unlock()
+        perform(action)
     }
 
-    /// Attaches a subscriber; `initialValues` reads the values it receives first, under the lock.
+    /// Attaches a subscriber that receives the events enqueued from now on.
+    ///
+    /// (Like `send`, this does not touch `extra`: ThreadSanitizer misreads accesses to a zero-sized
+    /// `Extra` such as `Void` as races with the object's header.)
+    @inlinable
+    func attach(
+        onValue: @escaping @Sendable (Output) -> Void,
+        onCompletion: @escaping @Sendable (StreamCompletion<Failure>) -> Void
+    ) -> Subscriber<Output, Failure> {
+        let subscriber = Subscriber(owner: self, onValue: onValue, onCompletion: onCompletion)
+        lock.lock()
+        delivery.attach(subscriber)
+        let action = delivery.claim(byExecutor: executor != nil)
+        lock.unlock()
+        perform(action)
+        return subscriber
+    }
+
+    /// Attaches a subscriber that first receives `initialValues(&extra)`, read under the lock in the same
+    /// critical section as the attach (so no value is missed or repeated between them).
     @inlinable
     func attach(
         onValue: @escaping @Sendable (Output) -> Void,
         onCompletion: @escaping @Sendable (StreamCompletion<Failure>) -> Void,
-        initialValues: (inout Extra) -> [Output] = { _ in [] }
+        initialValues: (inout Extra) -> [Output]
     ) -> Subscriber<Output, Failure> {
         let subscriber = Subscriber(owner: self, onValue: onValue, onCompletion: onCompletion)
         update { extra, delivery in

@@ -20,12 +20,23 @@ final class SerialBox<Value>: @unchecked Sendable {
 @usableFromInline
 final class UpstreamLink: Cancellation, @unchecked Sendable {
     // @unchecked Sendable: all state is inside `state`, a `Locked`.
-    @usableFromInline let state = Locked<(token: SubscriptionToken?, isCancelled: Bool)>((nil, false))
-    /// Runs once when the link is cancelled by its downstream (not when the operator ends it itself).
-    @usableFromInline let onDownstreamCancel: (@Sendable () -> Void)?
+    @usableFromInline
+    struct State {
+        @usableFromInline var token: SubscriptionToken?
+        @usableFromInline var isCancelled = false
+        /// Runs once when the downstream cancels (not when the operator ends the upstream itself).
+        @usableFromInline var onDownstreamCancel: (@Sendable () -> Void)?
+
+        @inlinable
+        init(onDownstreamCancel: (@Sendable () -> Void)?) { self.onDownstreamCancel = onDownstreamCancel }
+    }
+
+    @usableFromInline let state: Locked<State>
 
     @inlinable
-    init(onDownstreamCancel: (@Sendable () -> Void)? = nil) { self.onDownstreamCancel = onDownstreamCancel }
+    init(onDownstreamCancel: (@Sendable () -> Void)? = nil) {
+        state = Locked(State(onDownstreamCancel: onDownstreamCancel))
+    }
 
     /// Stores the upstream token; ends it at once if the link was already cancelled.
     @inlinable
@@ -42,23 +53,26 @@ final class UpstreamLink: Cancellation, @unchecked Sendable {
     @inlinable
     var isCancelled: Bool { state.withLock { $0.isCancelled } }
 
+    /// Drops the downstream-cancel handler (after a completion: a later invalidate is not a cancel), so
+    /// what it captured is released.
+    @inlinable
+    func discardCancelHandler() { _ = state.withLock { $0.onDownstreamCancel.take() } }
+
     /// Ends the upstream subscription without waiting: the operator itself ignores whatever still arrives.
     @inlinable
-    func end() { take()?.invalidate(waiting: false) }
+    func end() { take().token?.invalidate(waiting: false) }
 
     @inlinable
-    func take() -> SubscriptionToken? {
-        state.withLock { state -> SubscriptionToken? in
+    func take() -> (token: SubscriptionToken?, onDownstreamCancel: (@Sendable () -> Void)?) {
+        state.withLock { state in
             state.isCancelled = true
-            let token = state.token
-            state.token = nil
-            return token
+            return (state.token.take(), state.onDownstreamCancel.take())
         }
     }
 
     @usableFromInline
     override func cancel(waiting: Bool) {
-        let token = take()
+        let (token, onDownstreamCancel) = take()
         onDownstreamCancel?()
         token?.invalidate(waiting: waiting)
     }

@@ -76,6 +76,7 @@ extension Streams {
                 },
                 onCompletion: { completion in
                     isCompleted.set()
+                    link.discardCancelHandler()
                     receiveCompletion?(completion)
                     onCompletion(completion)
                 }

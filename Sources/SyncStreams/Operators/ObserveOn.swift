@@ -59,9 +59,12 @@ extension Streams {
             onCompletion: @escaping @Sendable (StreamCompletion<Failure>) -> Void
         ) -> SubscriptionToken {
             // One relay per subscription, with this single subscriber: the relay's executor drain is the
-            // whole hop, and its waiting `remove` gives the invalidation guarantee.
-            let relay = Relay<Output, Failure, Void>(
-                extra: (),
+            // whole hop, and its waiting `remove` gives the invalidation guarantee. `Extra` is an unused
+            // `Bool`, not `Void`: ThreadSanitizer reports a false race between the zero-sized `&extra`
+            // access in `Relay.update` (at the object's own address) and another thread loading the
+            // relay's metadata pointer (the executor job calling into the generic relay).
+            let relay = Relay<Output, Failure, Bool>(
+                extra: false,
                 executor: executor,
                 conflatesValues: buffering == .latest
             )

@@ -24,17 +24,28 @@ final class Recorder<Value: Sendable & Equatable, Failure: Error & Equatable>: S
         events.contains { if case .value = $0 { false } else { true } }
     }
 
+    /// How many completions (finished or failure) were recorded; more than one breaks the contract.
+    var completionCount: Int {
+        events.count { if case .value = $0 { false } else { true } }
+    }
+
     func record(_ event: RecordedEvent<Value, Failure>) { storage.withLock { $0.append(event) } }
+
+    /// Records a value; usable as an `onValue` callback.
+    func receive(_ value: Value) { record(.value(value)) }
+
+    /// Records a completion; usable as an `onCompletion` callback.
+    func receive(completion: StreamCompletion<Failure>) {
+        switch completion {
+        case .finished: record(.finished)
+        case .failure(let error): record(.failure(error))
+        }
+    }
 
     func subscribe<S: SyncStream>(to stream: S) -> SubscriptionToken where S.Output == Value, S.Failure == Failure {
         stream.subscribe(
-            onValue: { self.record(.value($0)) },
-            onCompletion: { completion in
-                switch completion {
-                case .finished: self.record(.finished)
-                case .failure(let error): self.record(.failure(error))
-                }
-            }
+            onValue: { self.receive($0) },
+            onCompletion: { self.receive(completion: $0) }
         )
     }
 }
