@@ -93,8 +93,14 @@ struct DeliveryState<Output: Sendable, Failure: Error> {
     @inlinable
     mutating func detach(_ subscriber: Subscriber<Output, Failure>, caller: ThreadID) -> Bool {
         subscriber.markCancelled()
-        if let index = subscribers.firstIndex(where: { $0 === subscriber }) {
-            subscribers.remove(at: index)
+        subscriber.token = nil
+        var index = subscribers.count - 1
+        while index >= 0 {
+            if subscribers[index] === subscriber {
+                subscribers.remove(at: index)
+                break
+            }
+            index -= 1
         }
         return isDeliveringOnAnotherThread(than: caller)
     }
@@ -159,18 +165,42 @@ struct DeliveryState<Output: Sendable, Failure: Error> {
     ) {
         switch event {
         case .value(let value, let generation):
-            snapshot.withUnsafeBufferPointer { subscribers in
-                for subscriber in subscribers where subscriber.generation < generation {
-                    subscriber.receive(value)
-                }
+            forEach(in: snapshot) { subscriber in
+                if subscriber.generation < generation { subscriber.receive(value) }
             }
         case .completion(let completion, let generation):
-            for subscriber in snapshot where subscriber.generation < generation {
-                subscriber.receive(completion: completion)
+            forEach(in: snapshot) { subscriber in
+                if subscriber.generation < generation { subscriber.receive(completion: completion) }
             }
         case .targeted(let subscriber, let values, let completion):
             for value in values { subscriber.receive(value) }
             if let completion { subscriber.receive(completion: completion) }
+        }
+    }
+
+    /// Delivers a value to every subscriber of a snapshot taken while the queue was empty (so every one
+    /// of them was attached before the value was sent).
+    @inlinable
+    static func deliver(_ value: Output, to snapshot: ContiguousArray<Subscriber<Output, Failure>>) {
+        forEach(in: snapshot) { $0.receive(value) }
+    }
+
+    /// Visits the subscribers of a snapshot without retaining each one: the snapshot array holds them
+    /// all strongly for the whole visit, so borrowing them (as `Unmanaged`, which has the layout of a
+    /// strong reference) is safe and saves a retain/release pair per delivery.
+    @inlinable @inline(__always)
+    static func forEach(
+        in snapshot: ContiguousArray<Subscriber<Output, Failure>>,
+        _ body: (Subscriber<Output, Failure>) -> Void
+    ) {
+        snapshot.withUnsafeBufferPointer { buffer in
+            guard let base = buffer.baseAddress else { return }
+            let count = buffer.count
+            base.withMemoryRebound(to: Unmanaged<Subscriber<Output, Failure>>.self, capacity: count) { borrowed in
+                for index in 0..<count {
+                    borrowed[index]._withUnsafeGuaranteedRef(body)
+                }
+            }
         }
     }
 }

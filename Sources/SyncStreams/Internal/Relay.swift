@@ -1,3 +1,5 @@
+import Synchronization
+
 /// Lock + `DeliveryState` + the drain loop: the engine under every subject and every operator that has
 /// state or delivers from more than one thread.
 ///
@@ -12,11 +14,12 @@
 @usableFromInline
 final class Relay<Output: Sendable, Failure: Error, Extra>: SubscriberOwner, @unchecked Sendable {
     // @unchecked Sendable: `delivery` and `extra` are only touched with `lock` held; `executor` is
-    // immutable and Sendable.
+    // immutable and Sendable. Exclusivity is checked by the lock, so the runtime check is turned off.
     @usableFromInline let lock = Lock()
-    @usableFromInline var delivery: DeliveryState<Output, Failure>
-    @usableFromInline var extra: Extra
+    @exclusivity(unchecked) @usableFromInline var delivery: DeliveryState<Output, Failure>
+    @exclusivity(unchecked) @usableFromInline var extra: Extra
     @usableFromInline let executor: (any StreamExecutor)?
+    @usableFromInline let hasExecutor: Bool
 
     /// - Parameters:
     ///   - extra: The owner's own state, guarded by the relay's lock.
@@ -26,6 +29,7 @@ final class Relay<Output: Sendable, Failure: Error, Extra>: SubscriberOwner, @un
     init(extra: Extra, executor: (any StreamExecutor)? = nil, conflatesValues: Bool = false) {
         self.extra = extra
         self.executor = executor
+        self.hasExecutor = executor != nil
         self.delivery = DeliveryState(conflatesValues: conflatesValues)
     }
 
@@ -35,10 +39,22 @@ final class Relay<Output: Sendable, Failure: Error, Extra>: SubscriberOwner, @un
     func update<R>(_ body: (inout Extra, inout DeliveryState<Output, Failure>) -> R) -> R {
         lock.lock()
         let result = body(&extra, &delivery)
-        let action = delivery.claim(byExecutor: executor != nil)
+        let action = delivery.claim(byExecutor: hasExecutor)
         lock.unlock()
         perform(action)
         return result
+    }
+
+    /// Runs `body` under the lock; the value it returns, if any, is sent (as by `send(_:)`) in the same
+    /// critical section. The common shape of an operator step, with the fast path of `send`.
+    @inlinable
+    func update(emitting body: (inout Extra) -> Output?) {
+        lock.lock()
+        if let value = body(&extra) {
+            sendLocked(value)
+        } else {
+            lock.unlock()
+        }
     }
 
     /// Reads or changes the owner's state under the lock, without delivering anything.
@@ -57,11 +73,34 @@ final class Relay<Output: Sendable, Failure: Error, Extra>: SubscriberOwner, @un
         return !delivery.subscribers.isEmpty
     }
 
+    /// Sends a value to every attached subscriber (ignored after a completion).
     @inlinable
     func send(_ value: Output) {
         lock.lock()
+        sendLocked(value)
+    }
+
+    /// `send` with the lock already held; releases it.
+    ///
+    /// Fast path: an idle relay without an executor has an empty queue (an idle relay with queued events
+    /// would have claimed a drain), so the value is delivered directly, without passing through the queue.
+    @inlinable
+    func sendLocked(_ value: Output) {
+        if !hasExecutor && !delivery.isDraining {
+            guard !delivery.isTerminated else {
+                lock.unlock()
+                return
+            }
+            delivery.isDraining = true
+            delivery.drainer = .current
+            let snapshot = delivery.subscribers
+            lock.unlock()
+            DeliveryState.deliver(value, to: snapshot)
+            continueDraining()
+            return
+        }
         delivery.enqueue(value)
-        let action = delivery.claim(byExecutor: executor != nil)
+        let action = delivery.claim(byExecutor: hasExecutor)
         lock.unlock()
         perform(action)
     }
@@ -70,9 +109,41 @@ final class Relay<Output: Sendable, Failure: Error, Extra>: SubscriberOwner, @un
     func send(completion: StreamCompletion<Failure>) {
         lock.lock()
         delivery.enqueue(completion: completion)
-        let action = delivery.claim(byExecutor: executor != nil)
+        let action = delivery.claim(byExecutor: hasExecutor)
         lock.unlock()
         perform(action)
+    }
+
+    /// Creates a subscriber and its token: the subscription a subject hands out.
+    ///
+    /// The token knows its subscriber, so at completion the relay can take the subscriber out of the token
+    /// and release the callbacks (and what they captured) even while the user keeps the token.
+    @inlinable
+    func subscribe(
+        onValue: @escaping @Sendable (Output) -> Void,
+        onCompletion: @escaping @Sendable (StreamCompletion<Failure>) -> Void,
+        initialValue: ((inout Extra) -> Output?)? = nil
+    ) -> SubscriptionToken {
+        let subscriber = Subscriber(owner: self, onValue: onValue, onCompletion: onCompletion)
+        let token = SubscriptionToken(subscriber)
+        subscriber.token = Unmanaged.passUnretained(token)
+        if let initialValue {
+            attach(subscriber, initialValue: initialValue)
+        } else {
+            attach(subscriber)
+        }
+        return token
+    }
+
+    /// Creates and attaches a subscriber that receives the events enqueued from now on.
+    @inlinable
+    func attach(
+        onValue: @escaping @Sendable (Output) -> Void,
+        onCompletion: @escaping @Sendable (StreamCompletion<Failure>) -> Void
+    ) -> Subscriber<Output, Failure> {
+        let subscriber = Subscriber(owner: self, onValue: onValue, onCompletion: onCompletion)
+        attach(subscriber)
+        return subscriber
     }
 
     /// Attaches a subscriber that receives the events enqueued from now on.
@@ -80,21 +151,40 @@ final class Relay<Output: Sendable, Failure: Error, Extra>: SubscriberOwner, @un
     /// (Like `send`, this does not touch `extra`: ThreadSanitizer misreads accesses to a zero-sized
     /// `Extra` such as `Void` as races with the object's header.)
     @inlinable
-    func attach(
-        onValue: @escaping @Sendable (Output) -> Void,
-        onCompletion: @escaping @Sendable (StreamCompletion<Failure>) -> Void
-    ) -> Subscriber<Output, Failure> {
-        let subscriber = Subscriber(owner: self, onValue: onValue, onCompletion: onCompletion)
+    func attach(_ subscriber: Subscriber<Output, Failure>) {
         lock.lock()
         delivery.attach(subscriber)
-        let action = delivery.claim(byExecutor: executor != nil)
+        let action = delivery.claim(byExecutor: hasExecutor)
         lock.unlock()
         perform(action)
-        return subscriber
     }
 
-    /// Attaches a subscriber that first receives `initialValues(&extra)`, read under the lock in the same
-    /// critical section as the attach (so no value is missed or repeated between them).
+    /// Attaches a subscriber that first receives `initialValue(&extra)` (unless the relay has terminated),
+    /// read under the lock in the same critical section as the attach, so no value is missed or repeated
+    /// between them. Delivered at once when the relay is idle, otherwise queued before any later event.
+    @inlinable
+    func attach(_ subscriber: Subscriber<Output, Failure>, initialValue: (inout Extra) -> Output?) {
+        lock.lock()
+        let initial = delivery.isTerminated ? nil : initialValue(&extra)
+        delivery.attach(subscriber)
+        if let initial {
+            if !hasExecutor && !delivery.isDraining {
+                delivery.isDraining = true
+                delivery.drainer = .current
+                lock.unlock()
+                subscriber.receive(initial)
+                continueDraining()
+                return
+            }
+            delivery.queue.append(.targeted(subscriber, [initial], nil))
+        }
+        let action = delivery.claim(byExecutor: hasExecutor)
+        lock.unlock()
+        perform(action)
+    }
+
+    /// Creates and attaches a subscriber that first receives `initialValues(&extra)`, read under the lock
+    /// in the same critical section as the attach (so no value is missed or repeated between them).
     @inlinable
     func attach(
         onValue: @escaping @Sendable (Output) -> Void,
@@ -108,7 +198,29 @@ final class Relay<Output: Sendable, Failure: Error, Extra>: SubscriberOwner, @un
         return subscriber
     }
 
-    @usableFromInline
+    /// Takes a completed subscriber out of its token, so the token no longer keeps its callbacks alive.
+    @inlinable
+    func didComplete(_ subscriber: Subscriber<Output, Failure>) {
+        lock.lock()
+        var tookFromToken = false
+        if let token = subscriber.token {
+            subscriber.token = nil
+            // Safe to touch the token: it cannot finish deinitializing while we hold the lock (its deinit
+            // detaches this subscriber under the lock first, which clears `subscriber.token`).
+            tookFromToken = token._withUnsafeGuaranteedRef { token in
+                token.target.compareExchange(
+                    expected: Unmanaged<Cancellation>.passUnretained(subscriber),
+                    desired: nil,
+                    ordering: .acquiringAndReleasing
+                ).exchanged
+            }
+        }
+        lock.unlock()
+        // The token's reference is ours now; dropping it may run deinits, so outside the lock.
+        if tookFromToken { Unmanaged<Cancellation>.passUnretained(subscriber).release() }
+    }
+
+    @inlinable
     func remove(_ subscriber: Subscriber<Output, Failure>, waiting: Bool) {
         let caller = ThreadID.current
         lock.lock()
@@ -132,34 +244,32 @@ final class Relay<Output: Sendable, Failure: Error, Extra>: SubscriberOwner, @un
         case .schedule:
             executor!.execute { self.runScheduledDrain() }
         case .deliver(let event, let snapshot):
-            drain(event, snapshot)
+            DeliveryState.deliver(event, to: snapshot)
+            continueDraining()
         }
     }
 
-    @usableFromInline
+    @inlinable
     func runScheduledDrain() {
         lock.lock()
         let action = delivery.beginScheduledDrain()
         lock.unlock()
-        if case .deliver(let event, let snapshot) = action { drain(event, snapshot) }
+        if case .deliver(let event, let snapshot) = action {
+            DeliveryState.deliver(event, to: snapshot)
+            continueDraining()
+        }
     }
 
+    /// The drainer finished an event: deliver the next ones until the queue is empty.
     @inlinable
-    func drain(
-        _ firstEvent: DeliveryEvent<Output, Failure>,
-        _ firstSnapshot: ContiguousArray<Subscriber<Output, Failure>>
-    ) {
-        var event = firstEvent
-        var snapshot = firstSnapshot
+    func continueDraining() {
         while true {
-            DeliveryState.deliver(event, to: snapshot)
             lock.lock()
             let action = delivery.next()
             if delivery.waiters > 0 { lock.broadcast() }
             lock.unlock()
-            guard case .deliver(let nextEvent, let nextSnapshot) = action else { return }
-            event = nextEvent
-            snapshot = nextSnapshot
+            guard case .deliver(let event, let snapshot) = action else { return }
+            DeliveryState.deliver(event, to: snapshot)
         }
     }
 }

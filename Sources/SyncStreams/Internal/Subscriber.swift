@@ -6,6 +6,8 @@ protocol SubscriberOwner<Output, Failure>: AnyObject, Sendable {
     associatedtype Output: Sendable
     associatedtype Failure: Error
     func remove(_ subscriber: Subscriber<Output, Failure>, waiting: Bool)
+    /// The subscriber received its completion: let its token drop it, so its callbacks are released.
+    func didComplete(_ subscriber: Subscriber<Output, Failure>)
 }
 
 /// One attached subscriber: its callbacks and whether it has been cancelled.
@@ -14,15 +16,22 @@ protocol SubscriberOwner<Output, Failure>: AnyObject, Sendable {
 /// unsynchronised closure properties safe.
 @usableFromInline
 final class Subscriber<Output: Sendable, Failure: Error>: Cancellation, @unchecked Sendable {
-    // @unchecked Sendable: `onValue`/`onCompletion` are read only by the relay's current drainer (one
-    // thread at a time, handed over under the relay's lock) and written only by that drainer, after it
-    // delivered the completion. `generation` is written once under the relay's lock before the subscriber
-    // is published. `isCancelled` is atomic.
-    @usableFromInline var onValue: @Sendable (Output) -> Void
-    @usableFromInline var onCompletion: @Sendable (StreamCompletion<Failure>) -> Void
-    @usableFromInline var generation: UInt64 = 0
+    // @unchecked Sendable: `generation` is written once under the relay's lock before the subscriber is
+    // published, and read afterwards only; `isCancelled` is atomic; the rest is immutable.
+    //
+    // The callbacks are `let`: calling a `let` closure of a borrowed object needs no retain, which is a
+    // large share of the cost of a delivery. They are released with the subscriber, i.e. when its token
+    // is invalidated or released and the relay has detached it (at invalidation or completion).
+    @usableFromInline let onValue: @Sendable (Output) -> Void
+    @usableFromInline let onCompletion: @Sendable (StreamCompletion<Failure>) -> Void
+    @exclusivity(unchecked) @usableFromInline var generation: UInt64 = 0
     @usableFromInline let isCancelled = Atomic<Bool>(false)
     @usableFromInline let owner: any SubscriberOwner<Output, Failure>
+    /// The token whose target this subscriber is, if any (not retained). Read and written only under the
+    /// owner's lock; the token's deinit detaches the subscriber under that lock before the token is freed,
+    /// so a non-nil value always points to a live token. Lets completion release the callbacks even while
+    /// the user keeps the token.
+    @exclusivity(unchecked) @usableFromInline var token: Unmanaged<SubscriptionToken>?
 
     @inlinable
     init(
@@ -43,16 +52,14 @@ final class Subscriber<Output: Sendable, Failure: Error>: Cancellation, @uncheck
     @inlinable
     func markCancelled() { isCancelled.store(true, ordering: .relaxed) }
 
-    /// Delivers the completion, then drops the callbacks so what they captured is released.
+    /// Delivers the completion; nothing is delivered to this subscriber afterwards.
     @inlinable
     func receive(completion: StreamCompletion<Failure>) {
         guard !isCancelled.exchange(true, ordering: .relaxed) else { return }
-        let onCompletion = self.onCompletion
-        onValue = { _ in }
-        self.onCompletion = { _ in }
         onCompletion(completion)
+        owner.didComplete(self)
     }
 
-    @usableFromInline
+    @inlinable
     override func cancel(waiting: Bool) { owner.remove(self, waiting: waiting) }
 }

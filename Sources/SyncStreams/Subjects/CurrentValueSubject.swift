@@ -46,7 +46,6 @@ public final class CurrentValueSubject<Output: Sendable, Failure: Error>: SyncSt
         onValue: @escaping @Sendable (Output) -> Void,
         onCompletion: @escaping @Sendable (StreamCompletion<Failure>) -> Void
     ) -> SubscriptionToken {
-        let subscriber = relay.attach(onValue: onValue, onCompletion: onCompletion) { current in [current] }
-        return SubscriptionToken(subscriber)
+        relay.subscribe(onValue: onValue, onCompletion: onCompletion, initialValue: { $0 })
     }
 }

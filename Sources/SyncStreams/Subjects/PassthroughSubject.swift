@@ -37,7 +37,7 @@ public final class PassthroughSubject<Output: Sendable, Failure: Error>: SyncStr
         onValue: @escaping @Sendable (Output) -> Void,
         onCompletion: @escaping @Sendable (StreamCompletion<Failure>) -> Void
     ) -> SubscriptionToken {
-        SubscriptionToken(relay.attach(onValue: onValue, onCompletion: onCompletion))
+        relay.subscribe(onValue: onValue, onCompletion: onCompletion)
     }
 }
 

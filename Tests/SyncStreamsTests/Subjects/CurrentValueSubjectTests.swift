@@ -126,4 +126,28 @@ import Testing
         outerToken.invalidate()
         innerToken.invalidate()
     }
+
+    /// A zero-sized `Output` (here `Void`) must be as thread-safe as any other, including under
+    /// ThreadSanitizer (run with `--sanitize=thread`: no report may appear).
+    @Test func concurrentSendsAndReadsOfAVoidSubjectAreSerialized() {
+        let subject = CurrentValueSubject<Void, Never>(())
+        let count = AtomicCounter()
+        let overlap = OverlapDetector()
+        let token = subject.subscribe {
+            overlap.enter()
+            count.increment()
+            overlap.exit()
+        }
+        let finished = runOnThreads(3) { _ in
+            for _ in 0..<2_000 {
+                subject.send(())
+                subject.value = ()
+                _ = subject.value
+            }
+        }
+        #expect(finished)
+        #expect(count.value == 1 + 3 * 2 * 2_000)
+        #expect(overlap.overlapCount == 0)
+        token.invalidate()
+    }
 }
