@@ -13,6 +13,7 @@ extension SyncStream {
     /// other:  - a - - b - |
     /// output: - (1,a) (2,a) (2,b) - |
     /// ```
+    @inlinable
     public func combineLatest<Other: SyncStream>(
         _ other: Other
     ) -> Streams.CombineLatest<Self, Other> where Other.Failure == Failure {
@@ -21,6 +22,7 @@ extension SyncStream {
 
     /// Combines the latest values of this stream and `other` with `transform`. See `combineLatest(_:)`;
     /// `transform` runs on the delivering thread, outside any lock.
+    @inlinable
     public func combineLatest<Other: SyncStream, T: Sendable>(
         _ other: Other,
         _ transform: @escaping @Sendable (Output, Other.Output) -> T
@@ -29,6 +31,7 @@ extension SyncStream {
     }
 
     /// Combines the latest values of three streams into triples. See `combineLatest(_:)`.
+    @inlinable
     public func combineLatest<B: SyncStream, C: SyncStream>(
         _ b: B,
         _ c: C
@@ -37,6 +40,7 @@ extension SyncStream {
     }
 
     /// Combines the latest values of three streams with `transform`. See `combineLatest(_:)`.
+    @inlinable
     public func combineLatest<B: SyncStream, C: SyncStream, T: Sendable>(
         _ b: B,
         _ c: C,
@@ -46,6 +50,7 @@ extension SyncStream {
     }
 
     /// Combines the latest values of four streams into quadruples. See `combineLatest(_:)`.
+    @inlinable
     public func combineLatest<B: SyncStream, C: SyncStream, D: SyncStream>(
         _ b: B,
         _ c: C,
@@ -56,6 +61,7 @@ extension SyncStream {
     }
 
     /// Combines the latest values of four streams with `transform`. See `combineLatest(_:)`.
+    @inlinable
     public func combineLatest<B: SyncStream, C: SyncStream, D: SyncStream, T: Sendable>(
         _ b: B,
         _ c: C,
@@ -76,11 +82,13 @@ extension Streams {
         public let a: A
         public let b: B
 
+        @inlinable
         public init(_ a: A, _ b: B) {
             self.a = a
             self.b = b
         }
 
+        @inlinable
         public func subscribe(
             onValue: @escaping @Sendable (Output) -> Void,
             onCompletion: @escaping @Sendable (StreamCompletion<Failure>) -> Void
@@ -108,12 +116,14 @@ extension Streams {
         public let b: B
         public let c: C
 
+        @inlinable
         public init(_ a: A, _ b: B, _ c: C) {
             self.a = a
             self.b = b
             self.c = c
         }
 
+        @inlinable
         public func subscribe(
             onValue: @escaping @Sendable (Output) -> Void,
             onCompletion: @escaping @Sendable (StreamCompletion<Failure>) -> Void
@@ -143,6 +153,7 @@ extension Streams {
         public let c: C
         public let d: D
 
+        @inlinable
         public init(_ a: A, _ b: B, _ c: C, _ d: D) {
             self.a = a
             self.b = b
@@ -150,6 +161,7 @@ extension Streams {
             self.d = d
         }
 
+        @inlinable
         public func subscribe(
             onValue: @escaping @Sendable (Output) -> Void,
             onCompletion: @escaping @Sendable (StreamCompletion<Failure>) -> Void

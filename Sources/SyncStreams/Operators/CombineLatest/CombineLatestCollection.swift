@@ -10,6 +10,7 @@
 /// streams[1]: - a - - - b |
 /// output:     - [1,a] [2,a] [2,b] |
 /// ```
+@inlinable
 public func combineLatest<S: SyncStream>(_ streams: [S]) -> Streams.CombineLatestCollection<S> {
     Streams.CombineLatestCollection(streams)
 }
@@ -23,8 +24,10 @@ extension Streams {
         /// The combined streams, in output order.
         public let upstreams: [Upstream]
 
+        @inlinable
         public init(_ upstreams: [Upstream]) { self.upstreams = upstreams }
 
+        @inlinable
         public func subscribe(
             onValue: @escaping @Sendable (Output) -> Void,
             onCompletion: @escaping @Sendable (StreamCompletion<Failure>) -> Void

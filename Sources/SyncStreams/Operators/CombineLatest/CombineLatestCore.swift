@@ -7,24 +7,35 @@
 /// arrives while the subscriber is busy (re-entrantly or from another thread) is queued, never lost, and
 /// the last combined value is always delivered before the completion. User transforms are applied after
 /// the relay (a `map`), never under the lock.
+@usableFromInline
 final class CombineLatestCore<Partial: Sendable, Output: Sendable, Failure: Error>: Cancellation,
     @unchecked Sendable
 {
     // @unchecked Sendable: mutable state lives in the relay's `Extra`, guarded by its lock; the other
     // properties are immutable after `init` (`links` is a fixed array of thread-safe objects).
+    @usableFromInline
     struct State {
-        var partial: Partial
-        var hasValue: [Bool]
-        var missingCount: Int
-        var liveCount: Int
-        var isTerminated = false
+        @usableFromInline var partial: Partial
+        @usableFromInline var hasValue: [Bool]
+        @usableFromInline var missingCount: Int
+        @usableFromInline var liveCount: Int
+        @usableFromInline var isTerminated = false
+
+        @inlinable
+        init(partial: Partial, hasValue: [Bool], missingCount: Int, liveCount: Int) {
+            self.partial = partial
+            self.hasValue = hasValue
+            self.missingCount = missingCount
+            self.liveCount = liveCount
+        }
     }
 
-    private let relay: Relay<Output, Failure, State>
-    private let links: [UpstreamLink]
-    private let complete: @Sendable (Partial) -> Output
-    private var subscriber: Subscriber<Output, Failure>!
+    @usableFromInline let relay: Relay<Output, Failure, State>
+    @usableFromInline let links: [UpstreamLink]
+    @usableFromInline let complete: @Sendable (Partial) -> Output
+    @usableFromInline var subscriber: Subscriber<Output, Failure>!
 
+    @inlinable
     init(
         empty partial: Partial,
         inputCount: Int,
@@ -46,6 +57,7 @@ final class CombineLatestCore<Partial: Sendable, Output: Sendable, Failure: Erro
     }
 
     /// Subscribes to input `index`; `store` writes its value into the partial result.
+    @inlinable
     func connect<S: SyncStream>(
         _ index: Int,
         to stream: S,
@@ -59,20 +71,22 @@ final class CombineLatestCore<Partial: Sendable, Output: Sendable, Failure: Erro
         links[index].attach(token)
     }
 
-    private func receive(_ index: Int, _ store: (inout Partial) -> Void) {
+    @inlinable
+    func receive(_ index: Int, _ store: (inout Partial) -> Void) {
         let complete = self.complete
-        relay.update { state, delivery in
-            guard !state.isTerminated else { return }
+        relay.update(emitting: { state -> Output? in
+            guard !state.isTerminated else { return nil }
             store(&state.partial)
             if !state.hasValue[index] {
                 state.hasValue[index] = true
                 state.missingCount -= 1
             }
-            if state.missingCount == 0 { delivery.enqueue(complete(state.partial)) }
-        }
+            return state.missingCount == 0 ? complete(state.partial) : nil
+        })
     }
 
-    private func complete(_ index: Int, _ completion: StreamCompletion<Failure>) {
+    @usableFromInline
+    func complete(_ index: Int, _ completion: StreamCompletion<Failure>) {
         let ended = relay.update { state, delivery -> Bool in
             guard !state.isTerminated else { return false }
             state.liveCount -= 1
@@ -89,10 +103,12 @@ final class CombineLatestCore<Partial: Sendable, Output: Sendable, Failure: Erro
         if ended { endInputs() }
     }
 
-    private func endInputs() {
+    @usableFromInline
+    func endInputs() {
         for link in links { link.end() }
     }
 
+    @usableFromInline
     override func cancel(waiting: Bool) {
         relay.remove(subscriber, waiting: waiting)
         relay.withExtra { $0.isTerminated = true }
