@@ -14,8 +14,10 @@ enum DeliveryEvent<Output: Sendable, Failure: Error> {
 enum DeliveryAction<Output: Sendable, Failure: Error> {
     /// Nothing: no event is waiting, or another thread is already delivering.
     case none
-    /// Deliver this event to this snapshot of subscribers, then ask `next()` for more.
-    case deliver(DeliveryEvent<Output, Failure>, ContiguousArray<Subscriber<Output, Failure>>)
+    /// Deliver this event to these subscribers, then ask `next()` for more. The buffer is borrowed from
+    /// the state's subscriber array, which nobody mutates in place or frees while a drain runs (see
+    /// `retired`); it stays valid until the drainer's next transition.
+    case deliver(DeliveryEvent<Output, Failure>, UnsafeBufferPointer<Subscriber<Output, Failure>>)
     /// Ask the executor to run a drain.
     case schedule
 }
@@ -37,7 +39,10 @@ struct DeliveryState<Output: Sendable, Failure: Error> {
     @usableFromInline var drainer: ThreadID?
     /// Counts delivered events, so a waiting `remove` can tell the event in flight has been delivered.
     @usableFromInline var round: UInt64 = 0
-    @usableFromInline var waiters = 0
+    /// Subscriber arrays replaced while a drain runs: kept alive until the drainer finishes the event it
+    /// is delivering, because it reads the array it borrowed without retaining it (which saves a
+    /// retain/release pair per value). Handed to the drainer by `next()`, to be released outside the lock.
+    @usableFromInline var retired: [ContiguousArray<Subscriber<Output, Failure>>] = []
     /// A completion has been enqueued: nothing more is accepted.
     @usableFromInline var isTerminated = false
     @usableFromInline var terminalCompletion: StreamCompletion<Failure>?
@@ -83,6 +88,7 @@ struct DeliveryState<Output: Sendable, Failure: Error> {
         if let completion = terminalCompletion {
             queue.append(.targeted(subscriber, [], completion))
         } else {
+            retireSubscribersIfDraining()
             subscribers.append(subscriber)
             if !initialValues.isEmpty { queue.append(.targeted(subscriber, initialValues, nil)) }
         }
@@ -97,12 +103,26 @@ struct DeliveryState<Output: Sendable, Failure: Error> {
         var index = subscribers.count - 1
         while index >= 0 {
             if subscribers[index] === subscriber {
+                retireSubscribersIfDraining()
                 subscribers.remove(at: index)
                 break
             }
             index -= 1
         }
         return isDeliveringOnAnotherThread(than: caller)
+    }
+
+    /// Before changing `subscribers` during a drain: keep the current array alive (the drainer may be
+    /// reading it), which also makes the coming mutation copy it instead of changing it in place.
+    @inlinable
+    mutating func retireSubscribersIfDraining() {
+        if isDraining { retired.append(subscribers) }
+    }
+
+    /// The drainer's view of the subscribers, borrowed without retaining; see `retired`.
+    @inlinable
+    func borrowSubscribers() -> UnsafeBufferPointer<Subscriber<Output, Failure>> {
+        subscribers.withUnsafeBufferPointer { $0 }
     }
 
     @inlinable
@@ -131,10 +151,14 @@ struct DeliveryState<Output: Sendable, Failure: Error> {
         return popForDelivery()
     }
 
-    /// The drainer finished delivering one event: the next one, or idle.
+    /// The drainer finished delivering one event: the next one, or idle. Also hands over the retired
+    /// subscriber arrays, which the caller releases after unlocking.
     @inlinable
-    mutating func next() -> DeliveryAction<Output, Failure> {
+    mutating func next(
+        releasing retiredOut: inout [ContiguousArray<Subscriber<Output, Failure>>]
+    ) -> DeliveryAction<Output, Failure> {
         round &+= 1
+        if !retired.isEmpty { swap(&retired, &retiredOut) }
         return popForDelivery()
     }
 
@@ -147,29 +171,31 @@ struct DeliveryState<Output: Sendable, Failure: Error> {
         }
         switch event {
         case .value:
-            return .deliver(event, subscribers)
+            return .deliver(event, borrowSubscribers())
         case .completion:
-            let snapshot = subscribers
+            // Every subscriber is done: the array moves to `retired` (alive until this event is
+            // delivered) and the list empties.
+            retired.append(subscribers)
             subscribers = []
-            return .deliver(event, snapshot)
+            return .deliver(event, retired[retired.count - 1].withUnsafeBufferPointer { $0 })
         case .targeted:
-            return .deliver(event, [])
+            return .deliver(event, UnsafeBufferPointer(start: nil, count: 0))
         }
     }
 
-    /// Delivers one event to a snapshot of subscribers. Runs outside the lock.
+    /// Delivers one event to borrowed subscribers. Runs outside the lock.
     @inlinable
     static func deliver(
         _ event: DeliveryEvent<Output, Failure>,
-        to snapshot: ContiguousArray<Subscriber<Output, Failure>>
+        to subscribers: UnsafeBufferPointer<Subscriber<Output, Failure>>
     ) {
         switch event {
         case .value(let value, let generation):
-            forEach(in: snapshot) { subscriber in
+            forEach(in: subscribers) { subscriber in
                 if subscriber.generation < generation { subscriber.receive(value) }
             }
         case .completion(let completion, let generation):
-            forEach(in: snapshot) { subscriber in
+            forEach(in: subscribers) { subscriber in
                 if subscriber.generation < generation { subscriber.receive(completion: completion) }
             }
         case .targeted(let subscriber, let values, let completion):
@@ -178,28 +204,26 @@ struct DeliveryState<Output: Sendable, Failure: Error> {
         }
     }
 
-    /// Delivers a value to every subscriber of a snapshot taken while the queue was empty (so every one
+    /// Delivers a value to every borrowed subscriber, borrowed while the queue was empty (so every one
     /// of them was attached before the value was sent).
     @inlinable
-    static func deliver(_ value: Output, to snapshot: ContiguousArray<Subscriber<Output, Failure>>) {
-        forEach(in: snapshot) { $0.receive(value) }
+    static func deliver(_ value: Output, to subscribers: UnsafeBufferPointer<Subscriber<Output, Failure>>) {
+        forEach(in: subscribers) { $0.receive(value) }
     }
 
-    /// Visits the subscribers of a snapshot without retaining each one: the snapshot array holds them
-    /// all strongly for the whole visit, so borrowing them (as `Unmanaged`, which has the layout of a
+    /// Visits borrowed subscribers without retaining each one: the array they were borrowed from holds
+    /// them all strongly for the whole visit, so reading them as `Unmanaged` (which has the layout of a
     /// strong reference) is safe and saves a retain/release pair per delivery.
     @inlinable @inline(__always)
     static func forEach(
-        in snapshot: ContiguousArray<Subscriber<Output, Failure>>,
+        in subscribers: UnsafeBufferPointer<Subscriber<Output, Failure>>,
         _ body: (Subscriber<Output, Failure>) -> Void
     ) {
-        snapshot.withUnsafeBufferPointer { buffer in
-            guard let base = buffer.baseAddress else { return }
-            let count = buffer.count
-            base.withMemoryRebound(to: Unmanaged<Subscriber<Output, Failure>>.self, capacity: count) { borrowed in
-                for index in 0..<count {
-                    borrowed[index]._withUnsafeGuaranteedRef(body)
-                }
+        guard let base = subscribers.baseAddress else { return }
+        let count = subscribers.count
+        base.withMemoryRebound(to: Unmanaged<Subscriber<Output, Failure>>.self, capacity: count) { borrowed in
+            for index in 0..<count {
+                borrowed[index]._withUnsafeGuaranteedRef(body)
             }
         }
     }

@@ -15,7 +15,8 @@ import Synchronization
 final class Relay<Output: Sendable, Failure: Error, Extra>: SubscriberOwner, @unchecked Sendable {
     // @unchecked Sendable: `guarded` is only touched with `lock` held; `executor` is
     // immutable and Sendable. Exclusivity is checked by the lock, so the runtime check is turned off.
-    @usableFromInline let lock = Lock()
+    /// The relay's lock: see `SpinLock`. A user of the relay never holds it while calling out.
+    @usableFromInline let lock = SpinLock()
     /// The owner's state and the delivery state, in one stored property: ThreadSanitizer misreads an
     /// access to a zero-sized stored property (an `Extra` of `Void`) as a race with the object's header,
     /// so the only stored access is to this non-empty struct.
@@ -111,9 +112,9 @@ final class Relay<Output: Sendable, Failure: Error, Extra>: SubscriberOwner, @un
             }
             guarded.delivery.isDraining = true
             guarded.delivery.drainer = .current
-            let snapshot = guarded.delivery.subscribers
+            let subscribers = guarded.delivery.borrowSubscribers()
             lock.unlock()
-            DeliveryState.deliver(value, to: snapshot)
+            DeliveryState.deliver(value, to: subscribers)
             continueDraining()
             return
         }
@@ -242,12 +243,16 @@ final class Relay<Output: Sendable, Failure: Error, Extra>: SubscriberOwner, @un
         lock.lock()
         let mustWait = guarded.delivery.detach(subscriber, caller: caller) && waiting
         if mustWait {
+            // Wait until the event in flight on the other thread has been delivered. Rare (an
+            // invalidation racing a delivery) and short (one callback), so it polls with backoff instead
+            // of parking on a condition.
             let round = guarded.delivery.round
-            guarded.delivery.waiters += 1
+            var backoff = Backoff()
             while guarded.delivery.round == round && guarded.delivery.isDeliveringOnAnotherThread(than: caller) {
-                lock.wait()
+                lock.unlock()
+                backoff.pause()
+                lock.lock()
             }
-            guarded.delivery.waiters -= 1
         }
         lock.unlock()
     }
@@ -280,12 +285,13 @@ final class Relay<Output: Sendable, Failure: Error, Extra>: SubscriberOwner, @un
     @inlinable
     func continueDraining() {
         while true {
+            var retired: [ContiguousArray<Subscriber<Output, Failure>>] = []
             lock.lock()
-            let action = guarded.delivery.next()
-            if guarded.delivery.waiters > 0 { lock.broadcast() }
+            let action = guarded.delivery.next(releasing: &retired)
             lock.unlock()
-            guard case .deliver(let event, let snapshot) = action else { return }
-            DeliveryState.deliver(event, to: snapshot)
+            // `retired` is released here, outside the lock (releasing subscribers may run deinits).
+            guard case .deliver(let event, let subscribers) = action else { return }
+            DeliveryState.deliver(event, to: subscribers)
         }
     }
 }
