@@ -12,7 +12,7 @@ import Synchronization
 /// only enqueue. `remove(_:waiting: true)` from another thread waits until the event in flight has been
 /// delivered, which is what makes "no callback starts after `invalidate()` returns" hold.
 @usableFromInline
-final class Relay<Output: Sendable, Failure: Error, Extra>: SubscriberOwner, @unchecked Sendable {
+final class Relay<Output: Sendable, Failure: Error, Extra>: @unchecked Sendable {
     // @unchecked Sendable: `guarded` is only touched with `lock` held; `executor` is
     // immutable and Sendable. Exclusivity is checked by the lock, so the runtime check is turned off.
     /// The relay's lock: see `SpinLock`. A user of the relay never holds it while calling out.
@@ -50,6 +50,20 @@ final class Relay<Output: Sendable, Failure: Error, Extra>: SubscriberOwner, @un
         mutating func apply<R>(_ body: (inout Extra, inout DeliveryState<Output, Failure>) -> R) -> R {
             body(&extra, &delivery)
         }
+    }
+
+    /// This relay as its subscribers' owner, with specialized entry points (see `SubscriberOwner`).
+    @inlinable
+    var owner: SubscriberOwner<Output, Failure> {
+        SubscriberOwner(
+            object: self,
+            remove: { relay, subscriber, waiting in
+                unsafeDowncast(relay, to: Relay.self).remove(subscriber, waiting: waiting)
+            },
+            didComplete: { relay, subscriber in
+                unsafeDowncast(relay, to: Relay.self).didComplete(subscriber)
+            }
+        )
     }
 
     /// Runs `body` under the lock, then delivers whatever it enqueued (outside the lock).
@@ -143,7 +157,7 @@ final class Relay<Output: Sendable, Failure: Error, Extra>: SubscriberOwner, @un
         onCompletion: @escaping @Sendable (StreamCompletion<Failure>) -> Void,
         initialValue: ((inout Extra) -> Output?)? = nil
     ) -> SubscriptionToken {
-        let subscriber = Subscriber(owner: self, onValue: onValue, onCompletion: onCompletion)
+        let subscriber = Subscriber(owner: owner, onValue: onValue, onCompletion: onCompletion)
         let token = SubscriptionToken(subscriber)
         subscriber.token = Unmanaged.passUnretained(token)
         if let initialValue {
@@ -160,7 +174,7 @@ final class Relay<Output: Sendable, Failure: Error, Extra>: SubscriberOwner, @un
         onValue: @escaping @Sendable (Output) -> Void,
         onCompletion: @escaping @Sendable (StreamCompletion<Failure>) -> Void
     ) -> Subscriber<Output, Failure> {
-        let subscriber = Subscriber(owner: self, onValue: onValue, onCompletion: onCompletion)
+        let subscriber = Subscriber(owner: owner, onValue: onValue, onCompletion: onCompletion)
         attach(subscriber)
         return subscriber
     }
@@ -208,7 +222,7 @@ final class Relay<Output: Sendable, Failure: Error, Extra>: SubscriberOwner, @un
         onCompletion: @escaping @Sendable (StreamCompletion<Failure>) -> Void,
         initialValues: (inout Extra) -> [Output]
     ) -> Subscriber<Output, Failure> {
-        let subscriber = Subscriber(owner: self, onValue: onValue, onCompletion: onCompletion)
+        let subscriber = Subscriber(owner: owner, onValue: onValue, onCompletion: onCompletion)
         update { extra, delivery in
             delivery.attach(subscriber, initialValues: initialValues(&extra))
         }

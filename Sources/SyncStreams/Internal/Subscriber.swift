@@ -1,13 +1,26 @@
 import Synchronization
 
-/// Something that can detach a subscriber: a relay.
+/// How a subscriber reaches back into its relay: two functions made where the relay's concrete type is
+/// known (inside its `@inlinable` code), so a client module calls its specialized versions.
+///
+/// A protocol existential (or a class method) would run the relay's generic code unspecialized, paying a
+/// metadata lookup per call; that dominated the cost of a subscribe/invalidate cycle.
 @usableFromInline
-protocol SubscriberOwner<Output, Failure>: AnyObject, Sendable {
-    associatedtype Output: Sendable
-    associatedtype Failure: Error
-    func remove(_ subscriber: Subscriber<Output, Failure>, waiting: Bool)
-    /// The subscriber received its completion: let its token drop it, so its callbacks are released.
-    func didComplete(_ subscriber: Subscriber<Output, Failure>)
+struct SubscriberOwner<Output: Sendable, Failure: Error>: Sendable {
+    @usableFromInline let object: AnyObject & Sendable
+    @usableFromInline let remove: @Sendable (AnyObject, Subscriber<Output, Failure>, Bool) -> Void
+    @usableFromInline let didComplete: @Sendable (AnyObject, Subscriber<Output, Failure>) -> Void
+
+    @inlinable
+    init(
+        object: AnyObject & Sendable,
+        remove: @escaping @Sendable (AnyObject, Subscriber<Output, Failure>, Bool) -> Void,
+        didComplete: @escaping @Sendable (AnyObject, Subscriber<Output, Failure>) -> Void
+    ) {
+        self.object = object
+        self.remove = remove
+        self.didComplete = didComplete
+    }
 }
 
 /// One attached subscriber: its callbacks and whether it has been cancelled.
@@ -26,7 +39,7 @@ final class Subscriber<Output: Sendable, Failure: Error>: Cancellation, @uncheck
     @usableFromInline let onCompletion: @Sendable (StreamCompletion<Failure>) -> Void
     @exclusivity(unchecked) @usableFromInline var generation: UInt64 = 0
     @usableFromInline let isCancelled = Atomic<Bool>(false)
-    @usableFromInline let owner: any SubscriberOwner<Output, Failure>
+    @usableFromInline let owner: SubscriberOwner<Output, Failure>
     /// The token whose target this subscriber is, if any (not retained). Read and written only under the
     /// owner's lock; the token's deinit detaches the subscriber under that lock before the token is freed,
     /// so a non-nil value always points to a live token. Lets completion release the callbacks even while
@@ -35,7 +48,7 @@ final class Subscriber<Output: Sendable, Failure: Error>: Cancellation, @uncheck
 
     @inlinable
     init(
-        owner: any SubscriberOwner<Output, Failure>,
+        owner: SubscriberOwner<Output, Failure>,
         onValue: @escaping @Sendable (Output) -> Void,
         onCompletion: @escaping @Sendable (StreamCompletion<Failure>) -> Void
     ) {
@@ -57,9 +70,9 @@ final class Subscriber<Output: Sendable, Failure: Error>: Cancellation, @uncheck
     func receive(completion: StreamCompletion<Failure>) {
         guard !isCancelled.exchange(true, ordering: .relaxed) else { return }
         onCompletion(completion)
-        owner.didComplete(self)
+        owner.didComplete(owner.object, self)
     }
 
     @inlinable
-    override func cancel(waiting: Bool) { owner.remove(self, waiting: waiting) }
+    override func cancel(waiting: Bool) { owner.remove(owner.object, self, waiting) }
 }
