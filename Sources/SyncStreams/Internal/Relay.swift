@@ -299,8 +299,16 @@ final class Relay<Output: Sendable, Failure: Error, Extra>: @unchecked Sendable 
     @inlinable
     func continueDraining() {
         while true {
-            var retired: [ContiguousArray<Subscriber<Output, Failure>>] = []
             lock.lock()
+            // Fast path: nothing was queued or retired meanwhile, so the relay simply goes idle.
+            if _fastPath(guarded.delivery.queue.isEmpty && guarded.delivery.retired.isEmpty) {
+                guarded.delivery.round &+= 1
+                guarded.delivery.isDraining = false
+                guarded.delivery.drainer = nil
+                lock.unlock()
+                return
+            }
+            var retired: [ContiguousArray<Subscriber<Output, Failure>>] = []
             let action = guarded.delivery.next(releasing: &retired)
             lock.unlock()
             // `retired` is released here, outside the lock (releasing subscribers may run deinits).
