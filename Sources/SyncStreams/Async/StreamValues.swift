@@ -10,6 +10,7 @@ extension SyncStream {
     /// ```swift
     /// for await progress in session.progress(for: .upload, mode: .reportIndefinitely).values { … }
     /// ```
+    @inlinable
     public var values: StreamValues<Output, Failure> { StreamValues(self) }
 
     /// The first value, or nil if the stream finished without one.
@@ -26,12 +27,13 @@ extension SyncStream {
 
 /// An `AsyncSequence` of a stream's values; see `SyncStream.values`.
 public struct StreamValues<Element: Sendable, Failure: Error>: AsyncSequence, Sendable {
-    private let subscription: Subscription
+    @usableFromInline let subscription: StreamValuesSubscription<Element, Failure>
 
+    @inlinable
     init<S: SyncStream>(_ stream: S) where S.Output == Element, S.Failure == Failure {
-        let buffer = Buffer()
+        let buffer = StreamValuesBuffer<Element, Failure>()
         let token = stream.subscribe(
-            onValue: { buffer.receive(.success($0)) },
+            onValue: { buffer.receive($0) },
             onCompletion: { completion in
                 switch completion {
                 case .finished: buffer.finish(nil)
@@ -39,115 +41,125 @@ public struct StreamValues<Element: Sendable, Failure: Error>: AsyncSequence, Se
                 }
             }
         )
-        subscription = Subscription(buffer: buffer, token: token)
+        subscription = StreamValuesSubscription(buffer: buffer, token: token)
     }
 
+    @inlinable
     public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(subscription: subscription) }
 
     /// The iterator of `StreamValues`.
     public struct AsyncIterator: AsyncIteratorProtocol {
-        fileprivate let subscription: Subscription
+        @usableFromInline let subscription: StreamValuesSubscription<Element, Failure>
 
+        @inlinable
+        init(subscription: StreamValuesSubscription<Element, Failure>) { self.subscription = subscription }
+
+        @inlinable
         public mutating func next() async throws(Failure) -> Element? {
             try await subscription.buffer.next(isolation: nil)
         }
 
+        @inlinable
         public mutating func next(isolation actor: isolated (any Actor)?) async throws(Failure) -> Element? {
             try await subscription.buffer.next(isolation: actor)
         }
     }
+}
 
-    /// Owns the subscription: releasing the last sequence or iterator invalidates it. The subscription's
-    /// callbacks hold only the buffer, so there is no cycle.
-    fileprivate final class Subscription: Sendable {
-        let buffer: Buffer
-        let token: SubscriptionToken
+/// Owns a `values` subscription: releasing the last sequence or iterator invalidates it. The
+/// subscription's callbacks hold only the buffer, so there is no cycle.
+@usableFromInline
+final class StreamValuesSubscription<Element: Sendable, Failure: Error>: Sendable {
+    @usableFromInline let buffer: StreamValuesBuffer<Element, Failure>
+    @usableFromInline let token: SubscriptionToken
 
-        init(buffer: Buffer, token: SubscriptionToken) {
-            self.buffer = buffer
-            self.token = token
-        }
-
-        deinit { token.invalidate() }
+    @inlinable
+    init(buffer: StreamValuesBuffer<Element, Failure>, token: SubscriptionToken) {
+        self.buffer = buffer
+        self.token = token
     }
 
-    fileprivate final class Buffer: Sendable {
-        private struct State {
-            var values = FIFO<Element>()
-            var isFinished = false
-            var failure: Failure?
-            var waiting: UnsafeContinuation<Result<Element?, Failure>, Never>?
-        }
+    deinit { token.invalidate() }
+}
 
-        private let state = Locked(State())
+/// The unbounded buffer between a stream's callbacks and one consuming task.
+@usableFromInline
+final class StreamValuesBuffer<Element: Sendable, Failure: Error>: Sendable {
+    @usableFromInline
+    struct State {
+        @usableFromInline var values = FIFO<Element>()
+        @usableFromInline var isFinished = false
+        @usableFromInline var failure: Failure?
+        @usableFromInline var waiting: UnsafeContinuation<Result<Element?, Failure>, Never>?
 
-        func receive(_ result: Result<Element, Failure>) {
-            guard case .success(let value) = result else { return }
-            let waiting = state.withLock { state -> UnsafeContinuation<Result<Element?, Failure>, Never>? in
-                if state.isFinished { return nil }
-                if let waiting = state.waiting {
-                    state.waiting = nil
-                    return waiting
-                }
-                state.values.append(value)
-                return nil
+        @inlinable init() {}
+
+        /// Takes a buffered value or the end, if there is one.
+        @inlinable
+        mutating func poll() -> Result<Element?, Failure>? {
+            if let value = values.popFirst() { return .success(value) }
+            guard isFinished else { return nil }
+            if let failure {
+                self.failure = nil
+                return .failure(failure)
             }
-            waiting?.resume(returning: .success(value))
+            return .success(nil)
         }
+    }
 
-        func finish(_ failure: Failure?) {
-            let waiting = state.withLock { state -> UnsafeContinuation<Result<Element?, Failure>, Never>? in
-                guard !state.isFinished else { return nil }
-                state.isFinished = true
-                state.failure = failure
-                let waiting = state.waiting
+    @usableFromInline let state = Locked(State())
+
+    @inlinable
+    init() {}
+
+    @inlinable
+    func receive(_ value: Element) {
+        let waiting = state.withLock { state -> UnsafeContinuation<Result<Element?, Failure>, Never>? in
+            if state.isFinished { return nil }
+            if let waiting = state.waiting {
                 state.waiting = nil
-                if waiting != nil { state.failure = nil }
                 return waiting
             }
-            if let waiting {
-                waiting.resume(returning: failure.map { .failure($0) } ?? .success(nil))
-            }
+            state.values.append(value)
+            return nil
         }
+        waiting?.resume(returning: .success(value))
+    }
 
-        /// Takes a buffered value or the end without suspending, if there is one.
-        private func poll() -> Result<Element?, Failure>? {
-            state.withLock { state -> Result<Element?, Failure>? in
-                if let value = state.values.popFirst() { return .success(value) }
-                guard state.isFinished else { return nil }
-                if let failure = state.failure {
-                    state.failure = nil
-                    return .failure(failure)
-                }
-                return .success(nil)
-            }
+    @inlinable
+    func finish(_ failure: Failure?) {
+        let waiting = state.withLock { state -> UnsafeContinuation<Result<Element?, Failure>, Never>? in
+            guard !state.isFinished else { return nil }
+            state.isFinished = true
+            state.failure = failure
+            let waiting = state.waiting
+            state.waiting = nil
+            if waiting != nil { state.failure = nil }
+            return waiting
         }
+        if let waiting {
+            waiting.resume(returning: failure.map { .failure($0) } ?? .success(nil))
+        }
+    }
 
-        func next(isolation actor: isolated (any Actor)?) async throws(Failure) -> Element? {
-            if let ready = poll() { return try ready.get() }
-            if Task.isCancelled { return nil }
-            let result = await withTaskCancellationHandler(
-                operation: {
-                    await withUnsafeContinuation(isolation: actor) { continuation in
-                        let ready = state.withLock { state -> Result<Element?, Failure>? in
-                            if let value = state.values.popFirst() { return .success(value) }
-                            if state.isFinished {
-                                if let failure = state.failure {
-                                    state.failure = nil
-                                    return .failure(failure)
-                                }
-                                return .success(nil)
-                            }
-                            state.waiting = continuation
-                            return nil
-                        }
-                        if let ready { continuation.resume(returning: ready) }
+    @inlinable
+    func next(isolation actor: isolated (any Actor)?) async throws(Failure) -> Element? {
+        if let ready = state.withLock({ $0.poll() }) { return try ready.get() }
+        if Task.isCancelled { return nil }
+        let result = await withTaskCancellationHandler(
+            operation: {
+                await withUnsafeContinuation(isolation: actor) { continuation in
+                    let ready = state.withLock { state -> Result<Element?, Failure>? in
+                        if let ready = state.poll() { return ready }
+                        state.waiting = continuation
+                        return nil
                     }
-                },
-                onCancel: { finish(nil) },
-                isolation: actor
-            )
-            return try result.get()
-        }
+                    if let ready { continuation.resume(returning: ready) }
+                }
+            },
+            onCancel: { finish(nil) },
+            isolation: actor
+        )
+        return try result.get()
     }
 }
