@@ -69,7 +69,11 @@ public final class SubscriptionToken: Hashable, Sendable {
 
     @inlinable
     func invalidate(waiting: Bool) {
-        guard let cancellation = target.exchange(nil, ordering: .acquiringAndReleasing) else { return }
+        // A plain load first: an already invalidated token (the common case at deinit) costs no
+        // read-modify-write.
+        guard target.load(ordering: .relaxed) != nil,
+            let cancellation = target.exchange(nil, ordering: .acquiringAndReleasing)
+        else { return }
         cancellation.takeRetainedValue().cancel(waiting: waiting)
     }
 

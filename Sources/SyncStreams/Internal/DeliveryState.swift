@@ -94,10 +94,10 @@ struct DeliveryState<Output: Sendable, Failure: Error> {
         }
     }
 
-    /// Detaches a subscriber; returns whether the caller must wait for the event in flight (delivered by
-    /// another thread) before it may return.
+    /// Detaches a subscriber; returns whether a drain is running (then a caller that must not return
+    /// while a callback runs on another thread checks `isDeliveringOnAnotherThread`).
     @inlinable
-    mutating func detach(_ subscriber: Subscriber<Output, Failure>, caller: ThreadID) -> Bool {
+    mutating func detach(_ subscriber: Subscriber<Output, Failure>) -> Bool {
         subscriber.markCancelled()
         subscriber.token = nil
         var index = subscribers.count - 1
@@ -109,7 +109,7 @@ struct DeliveryState<Output: Sendable, Failure: Error> {
             }
             index -= 1
         }
-        return isDeliveringOnAnotherThread(than: caller)
+        return isDraining
     }
 
     /// Before changing `subscribers` during a drain: keep the current array alive (the drainer may be

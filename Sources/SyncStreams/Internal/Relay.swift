@@ -253,10 +253,11 @@ final class Relay<Output: Sendable, Failure: Error, Extra>: @unchecked Sendable 
 
     @inlinable
     func remove(_ subscriber: Subscriber<Output, Failure>, waiting: Bool) {
-        let caller = ThreadID.current
         lock.lock()
-        let mustWait = guarded.delivery.detach(subscriber, caller: caller) && waiting
-        if mustWait {
+        let isDraining = guarded.delivery.detach(subscriber)
+        if waiting && isDraining, case let caller = ThreadID.current,
+            guarded.delivery.isDeliveringOnAnotherThread(than: caller)
+        {
             // Wait until the event in flight on the other thread has been delivered. Rare (an
             // invalidation racing a delivery) and short (one callback), so it polls with backoff instead
             // of parking on a condition.

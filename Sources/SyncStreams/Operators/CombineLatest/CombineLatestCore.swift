@@ -77,11 +77,14 @@ final class CombineLatestCore<Partial: Sendable, Output: Sendable, Failure: Erro
         relay.update(emitting: { state -> Output? in
             guard !state.isTerminated else { return nil }
             store(&state.partial)
-            if !state.hasValue[index] {
-                state.hasValue[index] = true
-                state.missingCount -= 1
+            if _slowPath(state.missingCount != 0) {
+                if !state.hasValue[index] {
+                    state.hasValue[index] = true
+                    state.missingCount -= 1
+                }
+                if state.missingCount != 0 { return nil }
             }
-            return state.missingCount == 0 ? complete(state.partial) : nil
+            return complete(state.partial)
         })
     }
 
