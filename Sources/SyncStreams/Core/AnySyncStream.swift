@@ -32,10 +32,11 @@ public struct AnySyncStream<Output: Sendable, Failure: Error>: SyncStream {
     /// A stream whose subscription runs `subscribe`.
     @inlinable
     public init(
-        subscribe: @escaping @Sendable (
-            _ onValue: @escaping @Sendable (Output) -> Void,
-            _ onCompletion: @escaping @Sendable (StreamCompletion<Failure>) -> Void
-        ) -> SubscriptionToken
+        subscribe:
+            @escaping @Sendable (
+                _ onValue: @escaping @Sendable (Output) -> Void,
+                _ onCompletion: @escaping @Sendable (StreamCompletion<Failure>) -> Void
+            ) -> SubscriptionToken
     ) {
         subscribeBody = subscribe
     }

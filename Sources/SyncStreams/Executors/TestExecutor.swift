@@ -66,7 +66,9 @@ public final class TestExecutor: StreamExecutor, Sendable {
         }
     }
 
-    private func enqueue(after delay: Duration, _ work: @escaping @Sendable () -> Void, recordDelay: Bool = false)
+    private func enqueue(
+        after delay: Duration, _ work: @escaping @Sendable () -> Void, recordDelay: Bool = false
+    )
         -> UInt64
     {
         state.withLock { state in

@@ -102,11 +102,13 @@ final class ShareCore<Upstream: SyncStream>: Sendable {
         // Join the live connection, or open a new one. The count is taken under the core's lock so a
         // connection cannot be ended between choosing it and joining it.
         let (connection, isNew) = current.withLock { current -> (Connection, Bool) in
-            if let live = current, live.relay.withExtra({ state in
-                guard !state.isOver else { return false }
-                state.subscriberCount += 1
-                return true
-            }) {
+            if let live = current,
+                live.relay.withExtra({ state in
+                    guard !state.isOver else { return false }
+                    state.subscriberCount += 1
+                    return true
+                })
+            {
                 return (live, false)
             }
             let fresh = Connection()

@@ -1,5 +1,6 @@
-@testable import SyncStreams
 import Synchronization
+
+@testable import SyncStreams
 
 /// Counts callbacks that overlap (run concurrently): serialized delivery keeps it at zero.
 final class SerialChecker: Sendable {
