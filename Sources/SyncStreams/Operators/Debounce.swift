@@ -98,19 +98,16 @@ struct DebounceStateMachine<Value> {
 }
 
 /// One debounce subscription: a relay delivering on the executor, the state machine in its `Extra`.
-final class DebounceCore<Output: Sendable, Failure: Error>: Cancellation, @unchecked Sendable {
-    // @unchecked Sendable: mutable state is the relay's `Extra`, guarded by its lock; `link` is
-    // thread-safe; `subscriber` is written once in `init`, before the core is shared.
+final class DebounceCore<Output: Sendable, Failure: Error>: TimedOperatorCore<
+    Output, Failure, DebounceCore<Output, Failure>.State
+>, @unchecked Sendable
+{
+    // @unchecked Sendable: see `TimedOperatorCore`; this subclass adds no stored state.
     struct State: TimedOperatorState {
         var machine = DebounceStateMachine<Output>()
         var timer = OperatorTimer()
+        mutating func cancel() { machine.cancelled() }
     }
-
-    private let relay: Relay<Output, Failure, State>
-    private let interval: Duration
-    private let executor: any StreamExecutor
-    private let link = UpstreamLink()
-    private var subscriber: Subscriber<Output, Failure>!
 
     init(
         interval: Duration,
@@ -118,38 +115,32 @@ final class DebounceCore<Output: Sendable, Failure: Error>: Cancellation, @unche
         onValue: @escaping @Sendable (Output) -> Void,
         onCompletion: @escaping @Sendable (StreamCompletion<Failure>) -> Void
     ) {
-        self.interval = interval
-        self.executor = executor
-        relay = Relay(extra: State(), executor: executor)
-        super.init()
-        subscriber = relay.attach(onValue: onValue, onCompletion: onCompletion)
-    }
-
-    func connect<Upstream: SyncStream>(to upstream: Upstream)
-    where Upstream.Output == Output, Upstream.Failure == Failure {
-        let token = upstream.subscribe(
-            onValue: { value in self.receive(value) },
-            onCompletion: { completion in self.receive(completion: completion) }
+        super.init(
+            state: State(),
+            interval: interval,
+            executor: executor,
+            deliversOnExecutor: true,
+            onValue: onValue,
+            onCompletion: onCompletion
         )
-        link.attach(token)
     }
 
-    private func receive(_ value: Output) {
+    override func receive(_ value: Output) {
         let request = relay.withExtra { state -> OperatorTimer.Request? in
             guard case .restartTimer = state.machine.valueReceived(value) else { return nil }
             return state.timer.restart()
         }
-        relay.startTimer(request, after: interval, on: executor) { epoch in self.timerFired(epoch: epoch) }
+        startTimer(request, after: interval)
     }
 
-    private func timerFired(epoch: UInt64) {
+    override func timerFired(epoch: UInt64) {
         relay.update { state, delivery in
             guard state.timer.fire(epoch: epoch), case .emit(let value) = state.machine.timerFired() else { return }
             delivery.enqueue(value)
         }
     }
 
-    private func receive(completion: StreamCompletion<Failure>) {
+    override func receive(completion: StreamCompletion<Failure>) {
         let timer = relay.update { state, delivery -> ScheduledWork? in
             guard case .complete(let pending) = state.machine.completed() else { return nil }
             if let pending { delivery.enqueue(pending) }
@@ -157,12 +148,5 @@ final class DebounceCore<Output: Sendable, Failure: Error>: Cancellation, @unche
             return state.timer.stop()
         }
         timer?.cancel()
-    }
-
-    override func cancel(waiting: Bool) {
-        relay.remove(subscriber, waiting: waiting)
-        relay.withExtra { $0.machine.cancelled() }
-        relay.stopTimer()
-        link.end()
     }
 }

@@ -56,8 +56,81 @@ struct OperatorTimer {
 }
 
 /// An operator state that holds an `OperatorTimer`.
-protocol TimedOperatorState {
+protocol TimedOperatorState: SendableMetatype {
     var timer: OperatorTimer { get set }
+    /// The subscriber invalidated: the state machine stops producing actions.
+    mutating func cancel()
+}
+
+/// The skeleton every time-based operator (`throttle`, `debounce`, `timeout`) shares: one subscription's
+/// relay (whose `Extra` holds the operator's state machine and timer), the upstream link, and the
+/// subscriber. Subclasses react to upstream events and to their timer; invalidation is common to all:
+/// detach the subscriber (waiting, for a user's `invalidate()`), stop the state machine and the timer
+/// (no timer fires afterwards), and end the upstream without waiting.
+class TimedOperatorCore<Output: Sendable, Failure: Error, State: TimedOperatorState>: Cancellation,
+    @unchecked Sendable
+{
+    // @unchecked Sendable: mutable state is the relay's `Extra`, guarded by its lock; `link` is
+    // thread-safe; `subscriber` is written once in `init`, before the core is shared; the rest is
+    // immutable and Sendable.
+    let relay: Relay<Output, Failure, State>
+    let interval: Duration
+    let executor: any StreamExecutor
+    let link = UpstreamLink()
+    private var subscriber: Subscriber<Output, Failure>!
+
+    /// - Parameter deliversOnExecutor: Whether the relay delivers on `executor` (throttle, debounce) or
+    ///   inline on the sending thread (timeout).
+    init(
+        state: State,
+        interval: Duration,
+        executor: any StreamExecutor,
+        deliversOnExecutor: Bool,
+        onValue: @escaping @Sendable (Output) -> Void,
+        onCompletion: @escaping @Sendable (StreamCompletion<Failure>) -> Void
+    ) {
+        self.interval = interval
+        self.executor = executor
+        relay = Relay(extra: state, executor: deliversOnExecutor ? executor : nil)
+        super.init()
+        subscriber = relay.attach(onValue: onValue, onCompletion: onCompletion)
+    }
+
+    /// Subscribes to the upstream, after `willConnect()`.
+    func connect<Upstream: SyncStream>(to upstream: Upstream)
+    where Upstream.Output == Output, Upstream.Failure == Failure {
+        willConnect()
+        let token = upstream.subscribe(
+            onValue: { value in self.receive(value) },
+            onCompletion: { completion in self.receive(completion: completion) }
+        )
+        link.attach(token)
+    }
+
+    /// Runs before the upstream is subscribed to. Does nothing by default.
+    func willConnect() {}
+
+    /// An upstream value. Subclasses override.
+    func receive(_ value: Output) {}
+
+    /// The upstream completion. Subclasses override.
+    func receive(completion: StreamCompletion<Failure>) {}
+
+    /// The current timer fired (`epoch` tells which; see `OperatorTimer.fire(epoch:)`). Subclasses
+    /// override.
+    func timerFired(epoch: UInt64) {}
+
+    /// Schedules the requested timer (if any) after `delay`; it calls `timerFired(epoch:)`.
+    func startTimer(_ request: OperatorTimer.Request?, after delay: Duration) {
+        relay.startTimer(request, after: delay, on: executor) { epoch in self.timerFired(epoch: epoch) }
+    }
+
+    override func cancel(waiting: Bool) {
+        relay.remove(subscriber, waiting: waiting)
+        relay.withExtra { $0.cancel() }
+        relay.stopTimer()
+        link.end()
+    }
 }
 
 extension Relay where Extra: TimedOperatorState {

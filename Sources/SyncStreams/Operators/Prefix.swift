@@ -39,25 +39,10 @@ extension Streams {
                 return .empty
             }
             let remaining = SerialBox(maxLength)
-            let link = UpstreamLink()
-            let token = upstream.subscribe(
-                onValue: { value in
-                    guard remaining.value > 0 else { return }
-                    remaining.value -= 1
-                    onValue(value)
-                    if remaining.value == 0 {
-                        if !link.isCancelled { onCompletion(.finished) }
-                        link.end()
-                    }
-                },
-                onCompletion: { completion in
-                    guard remaining.value > 0 else { return }
-                    remaining.value = 0
-                    onCompletion(completion)
-                }
-            )
-            link.attach(token)
-            return SubscriptionToken(link)
+            return subscribeFinishingEarly(to: upstream, onValue: onValue, onCompletion: onCompletion) { _ in
+                remaining.value -= 1
+                return remaining.value == 0 ? .emitAndFinish : .emit
+            }
         }
     }
 }

@@ -33,28 +33,10 @@ extension Streams {
             onValue: @escaping @Sendable (Output) -> Void,
             onCompletion: @escaping @Sendable (StreamCompletion<Failure>) -> Void
         ) -> SubscriptionToken {
-            let isDone = SerialBox(false)
-            let link = UpstreamLink()
             let predicate = self.predicate
-            let token = upstream.subscribe(
-                onValue: { value in
-                    guard !isDone.value else { return }
-                    if predicate(value) {
-                        onValue(value)
-                    } else {
-                        isDone.value = true
-                        onCompletion(.finished)
-                        link.end()
-                    }
-                },
-                onCompletion: { completion in
-                    guard !isDone.value else { return }
-                    isDone.value = true
-                    onCompletion(completion)
-                }
-            )
-            link.attach(token)
-            return SubscriptionToken(link)
+            return subscribeFinishingEarly(to: upstream, onValue: onValue, onCompletion: onCompletion) { value in
+                predicate(value) ? .emit : .finish
+            }
         }
     }
 }

@@ -132,19 +132,16 @@ struct ThrottleStateMachine<Value> {
 }
 
 /// One throttle subscription: a relay delivering on the executor, the state machine in its `Extra`.
-final class ThrottleCore<Output: Sendable, Failure: Error>: Cancellation, @unchecked Sendable {
-    // @unchecked Sendable: mutable state is the relay's `Extra`, guarded by its lock; `link` is
-    // thread-safe; `subscriber` is written once in `init`, before the core is shared.
+final class ThrottleCore<Output: Sendable, Failure: Error>: TimedOperatorCore<
+    Output, Failure, ThrottleCore<Output, Failure>.State
+>, @unchecked Sendable
+{
+    // @unchecked Sendable: see `TimedOperatorCore`; this subclass adds no stored state.
     struct State: TimedOperatorState {
         var machine: ThrottleStateMachine<Output>
         var timer = OperatorTimer()
+        mutating func cancel() { machine.cancelled() }
     }
-
-    private let relay: Relay<Output, Failure, State>
-    private let interval: Duration
-    private let executor: any StreamExecutor
-    private let link = UpstreamLink()
-    private var subscriber: Subscriber<Output, Failure>!
 
     init(
         interval: Duration,
@@ -153,46 +150,36 @@ final class ThrottleCore<Output: Sendable, Failure: Error>: Cancellation, @unche
         onValue: @escaping @Sendable (Output) -> Void,
         onCompletion: @escaping @Sendable (StreamCompletion<Failure>) -> Void
     ) {
-        self.interval = interval
-        self.executor = executor
-        relay = Relay(extra: State(machine: ThrottleStateMachine(latest: latest)), executor: executor)
-        super.init()
-        subscriber = relay.attach(onValue: onValue, onCompletion: onCompletion)
-    }
-
-    func connect<Upstream: SyncStream>(to upstream: Upstream)
-    where Upstream.Output == Output, Upstream.Failure == Failure {
-        let token = upstream.subscribe(
-            onValue: { value in self.receive(value) },
-            onCompletion: { completion in self.receive(completion: completion) }
+        super.init(
+            state: State(machine: ThrottleStateMachine(latest: latest)),
+            interval: interval,
+            executor: executor,
+            deliversOnExecutor: true,
+            onValue: onValue,
+            onCompletion: onCompletion
         )
-        link.attach(token)
     }
 
-    private func receive(_ value: Output) {
+    override func receive(_ value: Output) {
         let request = relay.update { state, delivery -> OperatorTimer.Request? in
             guard case .emitAndOpenWindow(let emitted) = state.machine.valueReceived(value) else { return nil }
             delivery.enqueue(emitted)
             return state.timer.restart()
         }
-        startWindow(request)
+        startTimer(request, after: interval)
     }
 
-    private func windowEnded(epoch: UInt64) {
+    override func timerFired(epoch: UInt64) {
         let request = relay.update { state, delivery -> OperatorTimer.Request? in
             guard state.timer.fire(epoch: epoch) else { return nil }
             guard case .emitAndOpenWindow(let emitted) = state.machine.windowEnded() else { return nil }
             delivery.enqueue(emitted)
             return state.timer.restart()
         }
-        startWindow(request)
+        startTimer(request, after: interval)
     }
 
-    private func startWindow(_ request: OperatorTimer.Request?) {
-        relay.startTimer(request, after: interval, on: executor) { epoch in self.windowEnded(epoch: epoch) }
-    }
-
-    private func receive(completion: StreamCompletion<Failure>) {
+    override func receive(completion: StreamCompletion<Failure>) {
         let timer = relay.update { state, delivery -> ScheduledWork? in
             guard case .complete(let held) = state.machine.completed() else { return nil }
             if let held { delivery.enqueue(held) }
@@ -200,12 +187,5 @@ final class ThrottleCore<Output: Sendable, Failure: Error>: Cancellation, @unche
             return state.timer.stop()
         }
         timer?.cancel()
-    }
-
-    override func cancel(waiting: Bool) {
-        relay.remove(subscriber, waiting: waiting)
-        relay.withExtra { $0.machine.cancelled() }
-        relay.stopTimer()
-        link.end()
     }
 }

@@ -119,21 +119,18 @@ struct TimeoutStateMachine {
 
 /// One timeout subscription: a relay (delivering inline) serializing upstream events with the timer's
 /// completion.
-final class TimeoutCore<Output: Sendable, Failure: Error>: Cancellation, @unchecked Sendable {
-    // @unchecked Sendable: mutable state is the relay's `Extra`, guarded by its lock; `link` is
-    // thread-safe; `subscriber` is written once in `init`, before the core is shared; the rest is
-    // immutable and Sendable.
+final class TimeoutCore<Output: Sendable, Failure: Error>: TimedOperatorCore<
+    Output, Failure, TimeoutCore<Output, Failure>.State
+>, @unchecked Sendable
+{
+    // @unchecked Sendable: see `TimedOperatorCore`; `customError` is immutable and Sendable.
     struct State: TimedOperatorState {
         var machine: TimeoutStateMachine
         var timer = OperatorTimer()
+        mutating func cancel() { machine.cancelled() }
     }
 
-    private let relay: Relay<Output, Failure, State>
-    private let interval: Duration
-    private let executor: any StreamExecutor
     private let customError: (@Sendable () -> Failure)?
-    private let link = UpstreamLink()
-    private var subscriber: Subscriber<Output, Failure>!
 
     init(
         interval: Duration,
@@ -142,37 +139,30 @@ final class TimeoutCore<Output: Sendable, Failure: Error>: Cancellation, @unchec
         onValue: @escaping @Sendable (Output) -> Void,
         onCompletion: @escaping @Sendable (StreamCompletion<Failure>) -> Void
     ) {
-        self.interval = interval
-        self.executor = executor
         self.customError = customError
-        relay = Relay(extra: State(machine: TimeoutStateMachine(start: executor.now, interval: interval)))
-        super.init()
-        subscriber = relay.attach(onValue: onValue, onCompletion: onCompletion)
-    }
-
-    func connect<Upstream: SyncStream>(to upstream: Upstream)
-    where Upstream.Output == Output, Upstream.Failure == Failure {
-        let request = relay.withExtra { $0.timer.restart() }
-        startTimer(request, after: interval)
-        let token = upstream.subscribe(
-            onValue: { value in self.receive(value) },
-            onCompletion: { completion in self.receive(completion: completion) }
+        super.init(
+            state: State(machine: TimeoutStateMachine(start: executor.now, interval: interval)),
+            interval: interval,
+            executor: executor,
+            deliversOnExecutor: false,
+            onValue: onValue,
+            onCompletion: onCompletion
         )
-        link.attach(token)
     }
 
-    private func startTimer(_ request: OperatorTimer.Request?, after delay: Duration) {
-        relay.startTimer(request, after: delay, on: executor) { epoch in self.timerFired(epoch: epoch) }
+    /// The deadline starts at subscription.
+    override func willConnect() {
+        startTimer(relay.withExtra { $0.timer.restart() }, after: interval)
     }
 
-    private func receive(_ value: Output) {
+    override func receive(_ value: Output) {
         let now = executor.now
         relay.update { state, delivery in
             if state.machine.valueReceived(at: now) { delivery.enqueue(value) }
         }
     }
 
-    private func receive(completion: StreamCompletion<Failure>) {
+    override func receive(completion: StreamCompletion<Failure>) {
         let timer = relay.update { state, delivery -> ScheduledWork? in
             guard state.machine.completed() else { return nil }
             delivery.enqueue(completion: completion)
@@ -181,7 +171,7 @@ final class TimeoutCore<Output: Sendable, Failure: Error>: Cancellation, @unchec
         timer?.cancel()
     }
 
-    private func timerFired(epoch: UInt64) {
+    override func timerFired(epoch: UInt64) {
         let now = executor.now
         let (action, request) = relay.withExtra { state -> (TimeoutStateMachine.FireAction, OperatorTimer.Request?) in
             guard state.timer.fire(epoch: epoch) else { return (.none, nil) }
@@ -202,12 +192,5 @@ final class TimeoutCore<Output: Sendable, Failure: Error>: Cancellation, @unchec
             let completion: StreamCompletion<Failure> = customError.map { .failure($0()) } ?? .finished
             relay.send(completion: completion)
         }
-    }
-
-    override func cancel(waiting: Bool) {
-        relay.remove(subscriber, waiting: waiting)
-        relay.withExtra { $0.machine.cancelled() }
-        relay.stopTimer()
-        link.end()
     }
 }
