@@ -1,0 +1,67 @@
+import Dispatch
+import SyncStreams
+import Testing
+
+/// Subscribing and invalidating while another thread delivers: the relay then copies its subscriber
+/// array instead of changing it in place (the drainer reads it without retaining), so this is where a
+/// memory-safety bug would show — under ThreadSanitizer in CI.
+@Suite struct RelayStressTests {
+    @Test func subscribersComeAndGoWhileAnotherThreadSends() async {
+        let subject = PassthroughSubject<Int, Never>()
+        let steady = Recorder<Int, Never>()
+        let steadyToken = steady.subscribe(to: subject)
+        let sent = 20_000
+        let orderViolations = AtomicCounter()
+
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask {
+                for value in 0..<sent { subject.send(value) }
+            }
+            group.addTask {
+                for round in 0..<2_000 {
+                    let last = LockedBox(-1)
+                    let token = subject.subscribe { value in
+                        let previous = last.value
+                        if value <= previous { _ = orderViolations.increment() }
+                        last.value = value
+                    }
+                    if round % 2 == 0 { token.invalidate() }
+                    // Odd rounds: the token is released here, which invalidates too.
+                }
+            }
+        }
+        #expect(orderViolations.value == 0)
+        #expect(steady.values == Array(0..<sent))
+        subject.send(completion: .finished)
+        #expect(steady.isCompleted)
+        #expect(!subject.hasSubscribers)
+        steadyToken.invalidate()
+    }
+
+    @Test func reentrantSubscribeAndInvalidateDuringFanOut() {
+        let subject = PassthroughSubject<Int, Never>()
+        let late = Recorder<Int, Never>()
+        let holder = TokenHolder()
+        let lateTokens = LockedBox<[SubscriptionToken]>([])
+        var tokens: [SubscriptionToken] = []
+        for index in 0..<8 {
+            tokens.append(
+                subject.subscribe { value in
+                    if index == 3, value == 1 {
+                        // Subscribe from inside the fan-out: receives only later values.
+                        lateTokens.mutate { $0.append(late.subscribe(to: subject)) }
+                    }
+                    if index == 5, value == 1 { holder.token?.invalidate() }
+                }
+            )
+        }
+        let victim = Recorder<Int, Never>()
+        holder.token = victim.subscribe(to: subject)
+        subject.send(1)
+        subject.send(2)
+        #expect(late.values == [2])
+        #expect(victim.values == [])  // invalidated by subscriber 5 before its turn for value 1
+        tokens.forEach { $0.invalidate() }
+        lateTokens.value.forEach { $0.invalidate() }
+    }
+}
