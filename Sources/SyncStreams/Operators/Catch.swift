@@ -33,6 +33,7 @@ extension Streams {
         /// Makes the stream to continue with after a failure.
         public let handler: @Sendable (Upstream.Failure) -> Replacement
 
+        /// Creates the stream; usually reached through the operator method, which documents the semantics.
         public init(upstream: Upstream, handler: @escaping @Sendable (Upstream.Failure) -> Replacement) {
             self.upstream = upstream
             self.handler = handler

@@ -26,6 +26,7 @@ extension Streams {
         /// The transformation; nil drops the value.
         public let transform: @Sendable (Upstream.Output) -> Output?
 
+        /// Creates the stream; usually reached through the operator method, which documents the semantics.
         @inlinable
         public init(upstream: Upstream, transform: @escaping @Sendable (Upstream.Output) -> Output?) {
             self.upstream = upstream

@@ -35,6 +35,7 @@ extension Streams {
         /// Where values are delivered and the quiet time is measured.
         public let executor: Executor
 
+        /// Creates the stream; usually reached through the operator method, which documents the semantics.
         public init(upstream: Upstream, interval: Duration, executor: Executor) {
             self.upstream = upstream
             self.interval = interval

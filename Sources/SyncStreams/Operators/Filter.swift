@@ -24,6 +24,7 @@ extension Streams {
         /// The predicate a value must satisfy to be emitted.
         public let isIncluded: @Sendable (Output) -> Bool
 
+        /// Creates the stream; usually reached through the operator method, which documents the semantics.
         @inlinable
         public init(upstream: Upstream, isIncluded: @escaping @Sendable (Output) -> Bool) {
             self.upstream = upstream

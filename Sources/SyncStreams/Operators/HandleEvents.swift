@@ -38,11 +38,16 @@ extension Streams {
 
         /// The stream observed.
         public let upstream: Upstream
+        /// Runs when a subscriber subscribes.
         public let receiveSubscription: (@Sendable () -> Void)?
+        /// Runs before each value is passed on.
         public let receiveOutput: (@Sendable (Output) -> Void)?
+        /// Runs before the completion is passed on.
         public let receiveCompletion: (@Sendable (StreamCompletion<Failure>) -> Void)?
+        /// Runs when the subscriber invalidates before completion.
         public let receiveCancel: (@Sendable () -> Void)?
 
+        /// Creates the stream; usually reached through the operator method, which documents the semantics.
         public init(
             upstream: Upstream,
             receiveSubscription: (@Sendable () -> Void)?,

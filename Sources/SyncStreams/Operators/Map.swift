@@ -24,6 +24,7 @@ extension Streams {
         /// The transformation applied to each value.
         public let transform: @Sendable (Upstream.Output) -> Output
 
+        /// Creates the stream; usually reached through the operator method, which documents the semantics.
         @inlinable
         public init(upstream: Upstream, transform: @escaping @Sendable (Upstream.Output) -> Output) {
             self.upstream = upstream

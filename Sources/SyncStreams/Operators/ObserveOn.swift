@@ -46,6 +46,7 @@ extension Streams {
         /// Whether values waiting for delivery are kept or conflated.
         public let buffering: BufferingPolicy
 
+        /// Creates the stream; usually reached through the operator method, which documents the semantics.
         @inlinable
         public init(upstream: Upstream, executor: Executor, buffering: BufferingPolicy) {
             self.upstream = upstream

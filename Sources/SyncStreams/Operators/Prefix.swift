@@ -25,6 +25,7 @@ extension Streams {
         /// How many values to emit before finishing.
         public let maxLength: Int
 
+        /// Creates the stream; usually reached through the operator method, which documents the semantics.
         public init(upstream: Upstream, maxLength: Int) {
             self.upstream = upstream
             self.maxLength = maxLength

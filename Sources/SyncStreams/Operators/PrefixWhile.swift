@@ -24,6 +24,7 @@ extension Streams {
         /// The condition a value must meet to be emitted.
         public let predicate: @Sendable (Output) -> Bool
 
+        /// Creates the stream; usually reached through the operator method, which documents the semantics.
         public init(upstream: Upstream, predicate: @escaping @Sendable (Output) -> Bool) {
             self.upstream = upstream
             self.predicate = predicate

@@ -30,6 +30,7 @@ extension Streams {
         /// The values emitted first.
         public let values: [Output]
 
+        /// Creates the stream; usually reached through the operator method, which documents the semantics.
         public init(upstream: Upstream, values: [Output]) {
             self.upstream = upstream
             self.values = values

@@ -33,6 +33,7 @@ extension Streams {
         /// Whether the second value repeats the first.
         public let isDuplicate: @Sendable (Output, Output) -> Bool
 
+        /// Creates the stream; usually reached through the operator method, which documents the semantics.
         public init(upstream: Upstream, isDuplicate: @escaping @Sendable (Output, Output) -> Bool) {
             self.upstream = upstream
             self.isDuplicate = isDuplicate

@@ -24,6 +24,7 @@ extension Streams {
         /// The value emitted in place of a failure.
         public let output: Output
 
+        /// Creates the stream; usually reached through the operator method, which documents the semantics.
         public init(upstream: Upstream, output: Output) {
             self.upstream = upstream
             self.output = output

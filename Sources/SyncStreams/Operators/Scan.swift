@@ -29,6 +29,7 @@ extension Streams {
         /// Combines the previous result with the next value.
         public let nextPartialResult: @Sendable (Output, Upstream.Output) -> Output
 
+        /// Creates the stream; usually reached through the operator method, which documents the semantics.
         public init(
             upstream: Upstream,
             initialResult: Output,

@@ -29,6 +29,7 @@ extension Streams {
         /// Where the upstream is subscribed to and its subscription ended.
         public let executor: Executor
 
+        /// Creates the stream; usually reached through the operator method, which documents the semantics.
         public init(upstream: Upstream, executor: Executor) {
             self.upstream = upstream
             self.executor = executor

@@ -36,6 +36,7 @@ extension Streams {
         /// The stream of streams.
         public let upstream: Upstream
 
+        /// Creates the stream; usually reached through the operator method, which documents the semantics.
         public init(upstream: Upstream) { self.upstream = upstream }
 
         public func subscribe(

@@ -43,6 +43,7 @@ extension Streams {
         /// At a window's end, deliver the newest held value (`true`) or the first (`false`).
         public let latest: Bool
 
+        /// Creates the stream; usually reached through the operator method, which documents the semantics.
         public init(upstream: Upstream, interval: Duration, executor: Executor, latest: Bool) {
             self.upstream = upstream
             self.interval = interval

@@ -40,6 +40,7 @@ extension Streams {
         /// Makes the failure to end with; nil to finish normally.
         public let customError: (@Sendable () -> Failure)?
 
+        /// Creates the stream; usually reached through the operator method, which documents the semantics.
         public init(
             upstream: Upstream,
             interval: Duration,

@@ -79,9 +79,12 @@ extension Streams {
         public typealias Output = (A.Output, B.Output)
         public typealias Failure = A.Failure
 
+        /// The first input.
         public let a: A
+        /// The second input.
         public let b: B
 
+        /// Creates the stream; usually reached through the operator method, which documents the semantics.
         @inlinable
         public init(_ a: A, _ b: B) {
             self.a = a
@@ -112,10 +115,14 @@ extension Streams {
         public typealias Output = (A.Output, B.Output, C.Output)
         public typealias Failure = A.Failure
 
+        /// The first input.
         public let a: A
+        /// The second input.
         public let b: B
+        /// The third input.
         public let c: C
 
+        /// Creates the stream; usually reached through the operator method, which documents the semantics.
         @inlinable
         public init(_ a: A, _ b: B, _ c: C) {
             self.a = a
@@ -148,11 +155,16 @@ extension Streams {
         public typealias Output = (A.Output, B.Output, C.Output, D.Output)
         public typealias Failure = A.Failure
 
+        /// The first input.
         public let a: A
+        /// The second input.
         public let b: B
+        /// The third input.
         public let c: C
+        /// The fourth input.
         public let d: D
 
+        /// Creates the stream; usually reached through the operator method, which documents the semantics.
         @inlinable
         public init(_ a: A, _ b: B, _ c: C, _ d: D) {
             self.a = a

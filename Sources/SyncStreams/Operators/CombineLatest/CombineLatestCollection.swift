@@ -24,6 +24,7 @@ extension Streams {
         /// The combined streams, in output order.
         public let upstreams: [Upstream]
 
+        /// Creates the stream; usually reached through the operator method, which documents the semantics.
         @inlinable
         public init(_ upstreams: [Upstream]) { self.upstreams = upstreams }
 

@@ -32,9 +32,12 @@ extension Streams {
         public typealias Output = Upstream.Output
         public typealias Failure = Upstream.Failure
 
+        /// The first input.
         public let upstream: Upstream
+        /// The other inputs.
         public let others: [Other]
 
+        /// Creates the stream; usually reached through the operator method, which documents the semantics.
         public init(_ upstream: Upstream, _ others: [Other]) {
             self.upstream = upstream
             self.others = others
@@ -56,8 +59,10 @@ extension Streams {
         public typealias Output = Upstream.Output
         public typealias Failure = Upstream.Failure
 
+        /// The inputs, in order.
         public let upstreams: [Upstream]
 
+        /// Creates the stream; usually reached through the operator method, which documents the semantics.
         public init(_ upstreams: [Upstream]) { self.upstreams = upstreams }
 
         public func subscribe(
