@@ -2,15 +2,15 @@ extension SyncStream {
     /// Emits the first `maxLength` values, then finishes and ends the upstream subscription.
     ///
     /// Finishes right after the `maxLength`-th value (at once, without subscribing upstream, when
-    /// `maxLength` is 0); an earlier upstream completion or failure passes through.
+    /// `maxLength` is 0 — or negative, which counts as 0); an earlier upstream completion or failure
+    /// passes through.
     ///
     /// ```
     /// upstream:   1 2 3 4 |
     /// prefix(2):  1 2|
     /// ```
     public func prefix(_ maxLength: Int) -> Streams.Prefix<Self> {
-        precondition(maxLength >= 0, "prefix(_:) needs a maxLength of zero or more")
-        return Streams.Prefix(upstream: self, maxLength: maxLength)
+        Streams.Prefix(upstream: self, maxLength: max(maxLength, 0))
     }
 }
 

@@ -15,15 +15,15 @@ extension SyncStream {
     /// ```
     public func share() -> Streams.Share<Self> { Streams.Share(upstream: self, replay: 0) }
 
-    /// Like `share()`, and a late subscriber first receives the last `count` values of the connection.
+    /// Like `share()`, and a late subscriber first receives the last `count` values of the connection
+    /// (a negative `count` counts as 0).
     ///
     /// ```
     /// upstream:               1 2 3 4 |
     /// share(replay: 1), B:        2 3 4 |   (subscribed after 2: gets 2 at once)
     /// ```
     public func share(replay count: Int) -> Streams.Share<Self> {
-        precondition(count >= 0, "share(replay:) needs a count of zero or more")
-        return Streams.Share(upstream: self, replay: count)
+        Streams.Share(upstream: self, replay: max(count, 0))
     }
 }
 

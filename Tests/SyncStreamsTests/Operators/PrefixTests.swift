@@ -138,3 +138,15 @@ import Testing
         secondToken.invalidate()
     }
 }
+
+@Suite struct PrefixMisuseTests {
+    @Test func negativeLengthFinishesAtOnceWithoutSubscribing() {
+        let subject = PassthroughSubject<Int, Never>()
+        let recorder = Recorder<Int, Never>()
+        let token = recorder.subscribe(to: subject.prefix(-1))
+        subject.send(1)
+        #expect(recorder.events == [.finished])
+        #expect(!subject.hasSubscribers)
+        token.invalidate()
+    }
+}

@@ -97,3 +97,20 @@ import Testing
         #expect(!subject.hasSubscribers)
     }
 }
+
+@Suite struct ShareMisuseTests {
+    @Test func negativeReplayCountActsAsZero() {
+        let subject = PassthroughSubject<Int, Never>()
+        let shared = subject.share(replay: -3)
+        let early = Recorder<Int, Never>()
+        let late = Recorder<Int, Never>()
+        let earlyToken = early.subscribe(to: shared)
+        subject.send(1)
+        let lateToken = late.subscribe(to: shared)
+        subject.send(2)
+        #expect(early.values == [1, 2])
+        #expect(late.values == [2])
+        earlyToken.invalidate()
+        lateToken.invalidate()
+    }
+}
