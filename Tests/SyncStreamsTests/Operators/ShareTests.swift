@@ -114,3 +114,26 @@ import Testing
         lateToken.invalidate()
     }
 }
+
+@Suite struct ShareReentrancyTests {
+    @Test func subscriberInvalidatingItselfAndSendingFromItsCallback() {
+        let subject = PassthroughSubject<Int, Never>()
+        let shared = subject.share()
+        let holder = TokenHolder()
+        let first = Recorder<Int, Never>()
+        let second = Recorder<Int, Never>()
+        holder.token = shared.subscribe { value in
+            first.record(.value(value))
+            if value == 1 {
+                subject.send(2)  // re-entrant: delivered after 1 reached every subscriber
+                holder.token?.invalidate()  // so this subscriber never sees 2
+            }
+        }
+        let secondToken = second.subscribe(to: shared)
+        subject.send(1)
+        #expect(first.values == [1])
+        #expect(second.values == [1, 2])
+        secondToken.invalidate()
+        #expect(!subject.hasSubscribers)
+    }
+}

@@ -91,3 +91,46 @@ private struct Failure: Error, Equatable { let code: Int }
         token.invalidate()
     }
 }
+
+@Suite struct SwitchToLatestReentrancyTests {
+    @Test func switchingFromInsideAnInnerValueDropsTheRestOfTheOldInner() {
+        let outer = PassthroughSubject<PassthroughSubject<Int, Never>, Never>()
+        let first = PassthroughSubject<Int, Never>()
+        let second = PassthroughSubject<Int, Never>()
+        let recorder = Recorder<Int, Never>()
+        let token = outer.switchToLatest().subscribe { value in
+            recorder.record(.value(value))
+            if value == 1 {
+                outer.send(second)  // switch while delivering the old inner's value
+                first.send(99)  // the old inner is no longer followed
+                second.send(2)
+            }
+        }
+        outer.send(first)
+        first.send(1)
+        #expect(recorder.values == [1, 2])
+        #expect(!first.hasSubscribers)
+        token.invalidate()
+        #expect(!second.hasSubscribers)
+        #expect(!outer.hasSubscribers)
+    }
+
+    @Test func invalidatingFromInsideTheCallbackStopsEverything() {
+        let outer = CurrentValueSubject<CurrentValueSubject<Int, Never>, Never>(CurrentValueSubject(0))
+        let recorder = Recorder<Int, Never>()
+        let holder = TokenHolder()
+        holder.token = outer.switchToLatest().subscribe { value in
+            recorder.record(.value(value))
+            holder.token?.invalidate()
+        }
+        // 0 arrives during `subscribe`, before the token exists; 1 arrives after, and its callback
+        // invalidates: nothing follows, neither from the current inner nor from a new one.
+        let inner = outer.value
+        inner.send(1)
+        inner.send(2)
+        outer.send(CurrentValueSubject(5))
+        #expect(recorder.values == [0, 1])
+        #expect(!outer.hasSubscribers)
+        #expect(!inner.hasSubscribers)
+    }
+}
