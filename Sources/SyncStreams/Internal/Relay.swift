@@ -57,11 +57,11 @@ final class Relay<Output: Sendable, Failure: Error, Extra>: @unchecked Sendable 
     var owner: SubscriberOwner<Output, Failure> {
         SubscriberOwner(
             object: self,
-            remove: { relay, subscriber, waiting in
-                unsafeDowncast(relay, to: Relay.self).remove(subscriber, waiting: waiting)
+            remove: { subscriber, waiting in
+                unsafeDowncast(subscriber.owner.object, to: Relay.self).remove(subscriber, waiting: waiting)
             },
-            didComplete: { relay, subscriber in
-                unsafeDowncast(relay, to: Relay.self).didComplete(subscriber)
+            didComplete: { subscriber in
+                unsafeDowncast(subscriber.owner.object, to: Relay.self).didComplete(subscriber)
             }
         )
     }
@@ -157,13 +157,17 @@ final class Relay<Output: Sendable, Failure: Error, Extra>: @unchecked Sendable 
         onCompletion: @escaping @Sendable (StreamCompletion<Failure>) -> Void,
         initialValue: ((inout Extra) -> Output?)? = nil
     ) -> SubscriptionToken {
-        let subscriber = Subscriber(owner: owner, onValue: onValue, onCompletion: onCompletion)
-        let token = SubscriptionToken(subscriber)
-        subscriber.token = Unmanaged.passUnretained(token)
-        if let initialValue {
-            attach(subscriber, initialValue: initialValue)
-        } else {
-            attach(subscriber)
+        // The new subscriber moves straight into its token, and is borrowed from there: one
+        // retain/release pair less than keeping a local reference (measured: churn benchmark P3).
+        let token = SubscriptionToken(Subscriber(owner: owner, onValue: onValue, onCompletion: onCompletion))
+        token.target.load(ordering: .relaxed).unsafelyUnwrapped._withUnsafeGuaranteedRef { target in
+            let subscriber = unsafeDowncast(target, to: Subscriber<Output, Failure>.self)
+            subscriber.token = Unmanaged.passUnretained(token)
+            if let initialValue {
+                attach(subscriber, initialValue: initialValue)
+            } else {
+                attach(subscriber)
+            }
         }
         return token
     }

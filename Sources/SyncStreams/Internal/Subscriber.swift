@@ -8,14 +8,15 @@ import Synchronization
 @usableFromInline
 struct SubscriberOwner<Output: Sendable, Failure: Error>: Sendable {
     @usableFromInline let object: AnyObject & Sendable
-    @usableFromInline let remove: @Sendable (AnyObject, Subscriber<Output, Failure>, Bool) -> Void
-    @usableFromInline let didComplete: @Sendable (AnyObject, Subscriber<Output, Failure>) -> Void
+    /// Called with the subscriber (which holds this owner, so the object is reached without a retain).
+    @usableFromInline let remove: @Sendable (Subscriber<Output, Failure>, Bool) -> Void
+    @usableFromInline let didComplete: @Sendable (Subscriber<Output, Failure>) -> Void
 
     @inlinable
     init(
         object: AnyObject & Sendable,
-        remove: @escaping @Sendable (AnyObject, Subscriber<Output, Failure>, Bool) -> Void,
-        didComplete: @escaping @Sendable (AnyObject, Subscriber<Output, Failure>) -> Void
+        remove: @escaping @Sendable (Subscriber<Output, Failure>, Bool) -> Void,
+        didComplete: @escaping @Sendable (Subscriber<Output, Failure>) -> Void
     ) {
         self.object = object
         self.remove = remove
@@ -70,9 +71,9 @@ final class Subscriber<Output: Sendable, Failure: Error>: Cancellation, @uncheck
     func receive(completion: StreamCompletion<Failure>) {
         guard !isCancelled.exchange(true, ordering: .relaxed) else { return }
         onCompletion(completion)
-        owner.didComplete(owner.object, self)
+        owner.didComplete(self)
     }
 
     @inlinable
-    override func cancel(waiting: Bool) { owner.remove(owner.object, self, waiting) }
+    override func cancel(waiting: Bool) { owner.remove(self, waiting) }
 }
