@@ -32,7 +32,9 @@ final class ClosureCancellation: Cancellation, @unchecked Sendable {
 ///
 /// - `invalidate()` is idempotent and thread-safe. When it returns, no callback of the subscription starts
 ///   any more; if a callback is running on another thread at that moment, `invalidate()` waits for it to
-///   return (a callback that invalidates its own subscription does not wait).
+///   return (a callback that invalidates its own subscription does not wait). So a callback must not block
+///   waiting for a thread that is invalidating that same subscription (two threads invalidating each
+///   other's subscriptions from inside those subscriptions' callbacks would wait for each other).
 /// - Everything the subscription captured (closures, upstream subscriptions, timers) is released by
 ///   invalidation.
 /// - Tokens are `Hashable` by identity, so they can be kept in a `Set` with `store(in:)`.
