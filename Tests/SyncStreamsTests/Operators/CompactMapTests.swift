@@ -57,19 +57,11 @@ import Testing
 
     @Test func invalidationReleasesTheTransform() {
         let subject = PassthroughSubject<Int, Never>()
-        weak var weakCanary: LifetimeCanary?
-        var token: SubscriptionToken?
-        do {
-            let canary = LifetimeCanary()
-            weakCanary = canary
-            token = subject.compactMap { value -> Int? in
+        expectInvalidationReleasesCaptures { canary in
+            subject.compactMap { value -> Int? in
                 canary.touch()
                 return value
             }.subscribe { _ in }
         }
-        #expect(weakCanary != nil)
-        token?.invalidate()
-        #expect(weakCanary == nil)
-        token = nil
     }
 }

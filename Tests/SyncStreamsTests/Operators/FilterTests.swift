@@ -52,19 +52,11 @@ import Testing
 
     @Test func invalidationReleasesThePredicate() {
         let subject = PassthroughSubject<Int, Never>()
-        weak var weakCanary: LifetimeCanary?
-        var token: SubscriptionToken?
-        do {
-            let canary = LifetimeCanary()
-            weakCanary = canary
-            token = subject.filter { _ in
+        expectInvalidationReleasesCaptures { canary in
+            subject.filter { _ in
                 canary.touch()
                 return true
             }.subscribe { _ in }
         }
-        #expect(weakCanary != nil)
-        token?.invalidate()
-        #expect(weakCanary == nil)
-        token = nil
     }
 }

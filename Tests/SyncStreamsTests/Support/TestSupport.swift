@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Synchronization
+import Testing
 
 @testable import SyncStreams
 
@@ -149,4 +150,23 @@ func startThread(_ body: @escaping @Sendable () -> Void) -> DispatchSemaphore {
 extension DispatchSemaphore {
     /// Waits for a signal for at most `threadDeadline`; returns whether it came.
     func waitWithDeadline() -> Bool { wait(timeout: .now() + threadDeadline) == .success }
+}
+
+/// Subscribes with `subscribe`, whose closures capture the canary it is given, then checks that the
+/// subscription keeps the canary alive and that `invalidate()` releases it.
+func expectInvalidationReleasesCaptures(
+    sourceLocation: SourceLocation = #_sourceLocation,
+    _ subscribe: (LifetimeCanary) -> SubscriptionToken
+) {
+    weak var weakCanary: LifetimeCanary?
+    var token: SubscriptionToken?
+    do {
+        let canary = LifetimeCanary()
+        weakCanary = canary
+        token = subscribe(canary)
+    }
+    #expect(weakCanary != nil, "the subscription keeps what it captured", sourceLocation: sourceLocation)
+    token?.invalidate()
+    #expect(weakCanary == nil, "invalidate() releases what the subscription captured", sourceLocation: sourceLocation)
+    token = nil
 }
