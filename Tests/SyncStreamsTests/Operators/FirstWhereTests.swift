@@ -36,12 +36,9 @@ import Testing
     @Test func findingTheValueEndsTheUpstreamSubscriptionAndReleasesTheClosures() {
         let subject = PassthroughSubject<Int, Never>()
         let tracker = SubscriptionTracker()
-        weak var weakCanary: LifetimeCanary?
-        var token: SubscriptionToken?
-        do {
-            let canary = LifetimeCanary()
-            weakCanary = canary
-            token = subject.tracked(by: tracker).first(where: { value in
+        let probe = LifetimeProbe()
+        var token: SubscriptionToken? = probe.capture { canary in
+            subject.tracked(by: tracker).first(where: { value in
                 canary.touch()
                 return value == 2
             }).subscribe { _ in canary.touch() }
@@ -50,7 +47,7 @@ import Testing
         #expect(tracker.active.value == 1)
         subject.send(2)
         #expect(tracker.active.value == 0)
-        #expect(weakCanary == nil)
+        #expect(!probe.isAlive)
         token?.invalidate()
         token = nil
     }

@@ -120,12 +120,9 @@ import Testing
 
     @Test func invalidationReleasesEveryClosure() {
         let subject = PassthroughSubject<Int, Never>()
-        weak var weakCanary: LifetimeCanary?
-        var token: SubscriptionToken?
-        do {
-            let canary = LifetimeCanary()
-            weakCanary = canary
-            token = subject.handleEvents(
+        let probe = LifetimeProbe()
+        var token: SubscriptionToken? = probe.capture { canary in
+            subject.handleEvents(
                 receiveSubscription: { canary.touch() },
                 receiveOutput: { _ in canary.touch() },
                 receiveCompletion: { _ in canary.touch() },
@@ -133,20 +130,17 @@ import Testing
             ).subscribe { _ in canary.touch() }
         }
         subject.send(1)
-        #expect(weakCanary != nil)
+        #expect(probe.isAlive)
         token?.invalidate()
-        #expect(weakCanary == nil)
+        #expect(!probe.isAlive)
         token = nil
     }
 
     @Test func completionReleasesEveryClosureWhileTheTokenIsKept() {
         let subject = PassthroughSubject<Int, Never>()
-        weak var weakCanary: LifetimeCanary?
-        var token: SubscriptionToken?
-        do {
-            let canary = LifetimeCanary()
-            weakCanary = canary
-            token = subject.handleEvents(
+        let probe = LifetimeProbe()
+        var token: SubscriptionToken? = probe.capture { canary in
+            subject.handleEvents(
                 receiveSubscription: { canary.touch() },
                 receiveOutput: { _ in canary.touch() },
                 receiveCompletion: { _ in canary.touch() },
@@ -154,7 +148,7 @@ import Testing
             ).subscribe { _ in canary.touch() }
         }
         subject.send(completion: .finished)
-        #expect(weakCanary == nil, "after completion nothing of the subscription may stay alive")
+        #expect(!probe.isAlive, "after completion nothing of the subscription may stay alive")
         token?.invalidate()
         token = nil
     }

@@ -68,19 +68,16 @@ import Testing
 
     @Test func invalidationAndCompletionReleaseTheTransform() {
         let subject = PassthroughSubject<Int, Never>()
-        weak var weakCanary: LifetimeCanary?
-        var token: SubscriptionToken?
-        do {
-            let canary = LifetimeCanary()
-            weakCanary = canary
-            token = subject.map { value -> Int in
+        let probe = LifetimeProbe()
+        var token: SubscriptionToken? = probe.capture { canary in
+            subject.map { value -> Int in
                 canary.touch()
                 return value
             }.subscribe { _ in canary.touch() }
         }
-        #expect(weakCanary != nil)
+        #expect(probe.isAlive)
         subject.send(completion: .finished)
-        #expect(weakCanary == nil, "completion must release the closures even while the token is kept")
+        #expect(!probe.isAlive, "completion must release the closures even while the token is kept")
         token?.invalidate()
         token = nil
     }

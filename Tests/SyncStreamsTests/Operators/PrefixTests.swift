@@ -51,17 +51,14 @@ import Testing
     @Test func reachingTheCountEndsTheUpstreamSubscriptionAndReleasesTheClosures() {
         let subject = PassthroughSubject<Int, Never>()
         let tracker = SubscriptionTracker()
-        weak var weakCanary: LifetimeCanary?
-        var token: SubscriptionToken?
-        do {
-            let canary = LifetimeCanary()
-            weakCanary = canary
-            token = subject.tracked(by: tracker).prefix(1).subscribe { _ in canary.touch() }
+        let probe = LifetimeProbe()
+        var token: SubscriptionToken? = probe.capture { canary in
+            subject.tracked(by: tracker).prefix(1).subscribe { _ in canary.touch() }
         }
         #expect(tracker.active.value == 1)
         subject.send(1)
         #expect(tracker.active.value == 0, "prefix must end its upstream subscription when it finishes")
-        #expect(weakCanary == nil, "the finished subscription must release its closures while the token is kept")
+        #expect(!probe.isAlive, "the finished subscription must release its closures while the token is kept")
         token?.invalidate()
         token = nil
     }
@@ -99,12 +96,9 @@ import Testing
         let subject = PassthroughSubject<Int, Never>()
         let tracker = SubscriptionTracker()
         let recorder = Recorder<Int, Never>()
-        weak var weakCanary: LifetimeCanary?
-        var token: SubscriptionToken?
-        do {
-            let canary = LifetimeCanary()
-            weakCanary = canary
-            token = subject.tracked(by: tracker).prefix(10).subscribe(
+        let probe = LifetimeProbe()
+        var token: SubscriptionToken? = probe.capture { canary in
+            subject.tracked(by: tracker).prefix(10).subscribe(
                 onValue: { value in
                     canary.touch()
                     recorder.receive(value)
@@ -115,7 +109,7 @@ import Testing
         subject.send(1)
         token?.invalidate()
         #expect(tracker.active.value == 0)
-        #expect(weakCanary == nil)
+        #expect(!probe.isAlive)
         subject.send(2)
         subject.send(completion: .finished)
         #expect(recorder.events == [.value(1)])

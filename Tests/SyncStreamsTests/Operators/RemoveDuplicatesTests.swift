@@ -64,12 +64,9 @@ import Testing
         let subject = PassthroughSubject<Int, Never>()
         let tracker = SubscriptionTracker()
         let recorder = Recorder<Int, Never>()
-        weak var weakCanary: LifetimeCanary?
-        var token: SubscriptionToken?
-        do {
-            let canary = LifetimeCanary()
-            weakCanary = canary
-            token = recorder.subscribe(
+        let probe = LifetimeProbe()
+        var token: SubscriptionToken? = probe.capture { canary in
+            recorder.subscribe(
                 to: subject.tracked(by: tracker).removeDuplicates(by: { lhs, rhs in
                     canary.touch()
                     return lhs == rhs
@@ -79,7 +76,7 @@ import Testing
         subject.send(1)
         token?.invalidate()
         #expect(tracker.active.value == 0)
-        #expect(weakCanary == nil)
+        #expect(!probe.isAlive)
         subject.send(2)
         #expect(recorder.events == [.value(1)])
         token = nil

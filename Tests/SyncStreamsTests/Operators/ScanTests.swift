@@ -54,12 +54,9 @@ import Testing
         let subject = PassthroughSubject<Int, Never>()
         let tracker = SubscriptionTracker()
         let recorder = Recorder<Int, Never>()
-        weak var weakCanary: LifetimeCanary?
-        var token: SubscriptionToken?
-        do {
-            let canary = LifetimeCanary()
-            weakCanary = canary
-            token = recorder.subscribe(
+        let probe = LifetimeProbe()
+        var token: SubscriptionToken? = probe.capture { canary in
+            recorder.subscribe(
                 to: subject.tracked(by: tracker).scan(0) { total, value in
                     canary.touch()
                     return total + value
@@ -69,7 +66,7 @@ import Testing
         token?.invalidate()
         subject.send(2)
         #expect(tracker.active.value == 0)
-        #expect(weakCanary == nil)
+        #expect(!probe.isAlive)
         #expect(recorder.events == [.value(1)])
         token = nil
     }

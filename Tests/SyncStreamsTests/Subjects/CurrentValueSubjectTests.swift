@@ -72,19 +72,16 @@ import Testing
     @Test func invalidateStopsValuesAndReleasesTheClosures() {
         let subject = CurrentValueSubject<Int, Never>(0)
         let recorder = Recorder<Int, Never>()
-        weak var weakCanary: LifetimeCanary?
-        var token: SubscriptionToken?
-        do {
-            let canary = LifetimeCanary()
-            weakCanary = canary
-            token = subject.subscribe { value in
+        let probe = LifetimeProbe()
+        var token: SubscriptionToken? = probe.capture { canary in
+            subject.subscribe { value in
                 canary.touch()
                 recorder.receive(value)
             }
         }
         subject.send(1)
         token?.invalidate()
-        #expect(weakCanary == nil)
+        #expect(!probe.isAlive)
         subject.send(2)
         #expect(recorder.values == [0, 1])
         token = nil

@@ -110,33 +110,27 @@ import Testing
 
     @Test func completionReleasesTheSubscribersClosuresWhileTheTokenIsKept() {
         let subject = PassthroughSubject<Int, Never>()
-        weak var weakCanary: LifetimeCanary?
-        var token: SubscriptionToken?
-        do {
-            let canary = LifetimeCanary()
-            weakCanary = canary
-            token = subject.subscribe(onValue: { _ in canary.touch() }, onCompletion: { _ in canary.touch() })
+        let probe = LifetimeProbe()
+        var token: SubscriptionToken? = probe.capture { canary in
+            subject.subscribe(onValue: { _ in canary.touch() }, onCompletion: { _ in canary.touch() })
         }
         subject.send(1)
-        #expect(weakCanary != nil)
+        #expect(probe.isAlive)
         subject.send(completion: .finished)
-        #expect(weakCanary == nil)
+        #expect(!probe.isAlive)
         token?.invalidate()
         token = nil
     }
 
     @Test func invalidationReleasesTheSubscribersClosures() {
         let subject = PassthroughSubject<Int, Never>()
-        weak var weakCanary: LifetimeCanary?
-        var token: SubscriptionToken?
-        do {
-            let canary = LifetimeCanary()
-            weakCanary = canary
-            token = subject.subscribe(onValue: { _ in canary.touch() }, onCompletion: { _ in canary.touch() })
+        let probe = LifetimeProbe()
+        var token: SubscriptionToken? = probe.capture { canary in
+            subject.subscribe(onValue: { _ in canary.touch() }, onCompletion: { _ in canary.touch() })
         }
-        #expect(weakCanary != nil)
+        #expect(probe.isAlive)
         token?.invalidate()
-        #expect(weakCanary == nil)
+        #expect(!probe.isAlive)
         token = nil
     }
 

@@ -82,19 +82,16 @@ import Testing
     @Test func invalidateStopsDeliveryAndReleasesTheClosure() {
         let source = CurrentValueSubject<Int, Never>(0)
         let recorder = Recorder<Int, Never>()
-        weak var weakCanary: LifetimeCanary?
-        var token: SubscriptionToken?
-        do {
-            let canary = LifetimeCanary()
-            weakCanary = canary
-            token = StateStream(source).subscribe { value in
+        let probe = LifetimeProbe()
+        var token: SubscriptionToken? = probe.capture { canary in
+            StateStream(source).subscribe { value in
                 canary.touch()
                 recorder.receive(value)
             }
         }
         source.send(1)
         token?.invalidate()
-        #expect(weakCanary == nil)
+        #expect(!probe.isAlive)
         source.send(2)
         #expect(recorder.values == [0, 1])
         token = nil

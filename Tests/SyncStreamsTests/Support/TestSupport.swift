@@ -158,15 +158,27 @@ func expectInvalidationReleasesCaptures(
     sourceLocation: SourceLocation = #_sourceLocation,
     _ subscribe: (LifetimeCanary) -> SubscriptionToken
 ) {
-    weak var weakCanary: LifetimeCanary?
-    var token: SubscriptionToken?
-    do {
-        let canary = LifetimeCanary()
-        weakCanary = canary
-        token = subscribe(canary)
+    let probe = LifetimeProbe()
+    var token: SubscriptionToken? = probe.capture { canary in
+        subscribe(canary)
     }
-    #expect(weakCanary != nil, "the subscription keeps what it captured", sourceLocation: sourceLocation)
+    #expect(probe.isAlive, "the subscription keeps what it captured", sourceLocation: sourceLocation)
     token?.invalidate()
-    #expect(weakCanary == nil, "invalidate() releases what the subscription captured", sourceLocation: sourceLocation)
+    #expect(!probe.isAlive, "invalidate() releases what the subscription captured", sourceLocation: sourceLocation)
     token = nil
+}
+
+/// Watches the lifetime of a `LifetimeCanary` handed to a subscription: `capture` creates the canary,
+/// lets the subscription capture it (its only strong reference), and keeps just a weak reference.
+final class LifetimeProbe {
+    private weak var canary: LifetimeCanary?
+
+    /// Whether something still holds the canary.
+    var isAlive: Bool { canary != nil }
+
+    func capture(_ subscribe: (LifetimeCanary) -> SubscriptionToken) -> SubscriptionToken {
+        let canary = LifetimeCanary()
+        self.canary = canary
+        return subscribe(canary)
+    }
 }
