@@ -42,14 +42,7 @@ import Testing
     @Test func reentrantInvalidateInsideTheValueCallbackStopsFurtherValues() {
         let subject = PassthroughSubject<Int, Never>()
         let recorder = Recorder<Int, Never>()
-        let slot = TokenSlot()
-        slot.token = subject.compactMap { $0 % 2 == 0 ? $0 : nil }.subscribe(
-            onValue: { value in
-                recorder.receive(value)
-                slot.invalidate()
-            },
-            onCompletion: { recorder.receive(completion: $0) }
-        )
+        recorder.subscribe(to: subject.compactMap { $0 % 2 == 0 ? $0 : nil }, invalidatingAfter: { _ in true })
         for value in 1...6 { subject.send(value) }
         subject.send(completion: .finished)
         #expect(recorder.events == [.value(2)])

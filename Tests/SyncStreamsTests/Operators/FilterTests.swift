@@ -37,14 +37,7 @@ import Testing
     @Test func reentrantInvalidateInsideTheValueCallbackStopsFurtherValues() {
         let subject = PassthroughSubject<Int, Never>()
         let recorder = Recorder<Int, Never>()
-        let slot = TokenSlot()
-        slot.token = subject.filter { $0 > 1 }.subscribe(
-            onValue: { value in
-                recorder.receive(value)
-                slot.invalidate()
-            },
-            onCompletion: { recorder.receive(completion: $0) }
-        )
+        recorder.subscribe(to: subject.filter { $0 > 1 }, invalidatingAfter: { _ in true })
         for value in 1...4 { subject.send(value) }
         subject.send(completion: .finished)
         #expect(recorder.events == [.value(2)])

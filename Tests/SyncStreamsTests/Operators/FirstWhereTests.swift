@@ -65,14 +65,7 @@ import Testing
     @Test func reentrantInvalidateInTheValueCallbackSuppressesTheCompletion() {
         let subject = PassthroughSubject<Int, Never>()
         let recorder = Recorder<Int, Never>()
-        let slot = TokenSlot()
-        slot.token = subject.first(where: { $0 == 2 }).subscribe(
-            onValue: { value in
-                recorder.receive(value)
-                slot.invalidate()
-            },
-            onCompletion: { recorder.receive(completion: $0) }
-        )
+        recorder.subscribe(to: subject.first(where: { $0 == 2 }), invalidatingAfter: { _ in true })
         subject.send(1)
         subject.send(2)
         subject.send(2)

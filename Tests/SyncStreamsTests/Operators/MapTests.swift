@@ -51,14 +51,7 @@ import Testing
     @Test func reentrantInvalidateInsideTheValueCallbackStopsFurtherValues() {
         let subject = PassthroughSubject<Int, Never>()
         let recorder = Recorder<Int, Never>()
-        let slot = TokenSlot()
-        slot.token = subject.map { $0 * 10 }.subscribe(
-            onValue: { value in
-                recorder.receive(value)
-                if value == 20 { slot.invalidate() }
-            },
-            onCompletion: { recorder.receive(completion: $0) }
-        )
+        recorder.subscribe(to: subject.map { $0 * 10 }, invalidatingAfter: { value in value == 20 })
         subject.send(1)
         subject.send(2)
         subject.send(3)

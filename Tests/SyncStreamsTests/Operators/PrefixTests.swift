@@ -78,14 +78,7 @@ import Testing
     @Test func reentrantInvalidateInTheLastValueCallbackSuppressesTheCompletion() {
         let subject = PassthroughSubject<Int, Never>()
         let recorder = Recorder<Int, Never>()
-        let slot = TokenSlot()
-        slot.token = subject.prefix(2).subscribe(
-            onValue: { value in
-                recorder.receive(value)
-                if value == 2 { slot.invalidate() }
-            },
-            onCompletion: { recorder.receive(completion: $0) }
-        )
+        recorder.subscribe(to: subject.prefix(2), invalidatingAfter: { value in value == 2 })
         subject.send(1)
         subject.send(2)
         subject.send(3)

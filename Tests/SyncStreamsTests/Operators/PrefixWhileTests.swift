@@ -76,14 +76,7 @@ import Testing
     @Test func reentrantInvalidateInsideTheValueCallbackStopsEverything() {
         let subject = PassthroughSubject<Int, Never>()
         let recorder = Recorder<Int, Never>()
-        let slot = TokenSlot()
-        slot.token = subject.prefix(while: { $0 < 10 }).subscribe(
-            onValue: { value in
-                recorder.receive(value)
-                if value == 2 { slot.invalidate() }
-            },
-            onCompletion: { recorder.receive(completion: $0) }
-        )
+        recorder.subscribe(to: subject.prefix(while: { $0 < 10 }), invalidatingAfter: { value in value == 2 })
         subject.send(1)
         subject.send(2)
         subject.send(3)

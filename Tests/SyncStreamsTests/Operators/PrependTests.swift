@@ -71,14 +71,7 @@ import Testing
     @Test func reentrantInvalidateInsideTheValueCallbackStopsFurtherValues() {
         let subject = PassthroughSubject<Int, Never>()
         let recorder = Recorder<Int, Never>()
-        let slot = TokenSlot()
-        slot.token = subject.prepend(1).subscribe(
-            onValue: { value in
-                recorder.receive(value)
-                if value == 2 { slot.invalidate() }
-            },
-            onCompletion: { recorder.receive(completion: $0) }
-        )
+        recorder.subscribe(to: subject.prepend(1), invalidatingAfter: { value in value == 2 })
         subject.send(2)
         subject.send(3)
         subject.send(completion: .finished)

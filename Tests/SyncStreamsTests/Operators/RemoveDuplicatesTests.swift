@@ -85,14 +85,7 @@ import Testing
     @Test func reentrantInvalidateInsideTheValueCallbackStopsFurtherValues() {
         let subject = PassthroughSubject<Int, Never>()
         let recorder = Recorder<Int, Never>()
-        let slot = TokenSlot()
-        slot.token = subject.removeDuplicates().subscribe(
-            onValue: { value in
-                recorder.receive(value)
-                if value == 2 { slot.invalidate() }
-            },
-            onCompletion: { recorder.receive(completion: $0) }
-        )
+        recorder.subscribe(to: subject.removeDuplicates(), invalidatingAfter: { value in value == 2 })
         for value in [1, 2, 3] { subject.send(value) }
         subject.send(completion: .finished)
         #expect(recorder.events == [.value(1), .value(2)])

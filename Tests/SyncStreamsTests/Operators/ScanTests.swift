@@ -74,14 +74,7 @@ import Testing
     @Test func reentrantInvalidateInsideTheValueCallbackStopsFurtherValues() {
         let subject = PassthroughSubject<Int, Never>()
         let recorder = Recorder<Int, Never>()
-        let slot = TokenSlot()
-        slot.token = subject.scan(0, +).subscribe(
-            onValue: { value in
-                recorder.receive(value)
-                if value >= 3 { slot.invalidate() }
-            },
-            onCompletion: { recorder.receive(completion: $0) }
-        )
+        recorder.subscribe(to: subject.scan(0, +), invalidatingAfter: { value in value >= 3 })
         for value in 1...5 { subject.send(value) }
         subject.send(completion: .finished)
         #expect(recorder.events == [.value(1), .value(3)])

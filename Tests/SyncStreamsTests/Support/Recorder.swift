@@ -48,4 +48,24 @@ final class Recorder<Value: Sendable & Equatable, Failure: Error & Equatable>: S
             onCompletion: { self.receive(completion: $0) }
         )
     }
+
+    /// Subscribes, records, and invalidates the subscription from inside the value callback of the first
+    /// value for which `shouldInvalidate` is true (that value is recorded first). The token is returned
+    /// already stored, so an invalidation that re-enters during `subscribe` finds it only afterwards.
+    @discardableResult
+    func subscribe<S: SyncStream>(
+        to stream: S,
+        invalidatingAfter shouldInvalidate: @escaping @Sendable (Value) -> Bool
+    ) -> SubscriptionToken where S.Output == Value, S.Failure == Failure {
+        let slot = TokenSlot()
+        let token = stream.subscribe(
+            onValue: { value in
+                self.receive(value)
+                if shouldInvalidate(value) { slot.invalidate() }
+            },
+            onCompletion: { self.receive(completion: $0) }
+        )
+        slot.token = token
+        return token
+    }
 }
