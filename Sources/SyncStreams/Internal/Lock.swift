@@ -6,36 +6,29 @@
     import Darwin
 #endif
 
-/// A non-recursive mutual-exclusion lock with a condition variable, over heap-allocated pthread objects.
+/// A non-recursive mutual-exclusion lock over a heap-allocated pthread mutex.
 ///
 /// Why pthreads and not `Synchronization.Mutex`: ThreadSanitizer on Linux understands pthread mutexes but
-/// not `Mutex`, and the TSan run is part of CI. The objects live on the heap so their address never moves,
+/// not `Mutex`, and the TSan run is part of CI. The mutex lives on the heap so its address never moves,
 /// as pthreads require. An uncontended lock/unlock pair costs about 3 ns on the reference machine.
 ///
 /// Rule for every user of this type: never call out (into user code, downstream, or an executor) while
 /// holding it.
 @usableFromInline
 final class Lock: @unchecked Sendable {
-    // @unchecked Sendable: the pointees are only ever touched through the pthread API, which is thread-safe.
+    // @unchecked Sendable: the pointee is only ever touched through the pthread API, which is thread-safe.
     @usableFromInline let mutex: UnsafeMutablePointer<pthread_mutex_t>
-    @usableFromInline let condition: UnsafeMutablePointer<pthread_cond_t>
 
     @inlinable
     init() {
         mutex = .allocate(capacity: 1)
         mutex.initialize(to: pthread_mutex_t())
-        condition = .allocate(capacity: 1)
-        condition.initialize(to: pthread_cond_t())
         pthread_mutex_init(mutex, nil)
-        pthread_cond_init(condition, nil)
     }
 
     @inlinable
     deinit {
-        pthread_cond_destroy(condition)
         pthread_mutex_destroy(mutex)
-        condition.deinitialize(count: 1)
-        condition.deallocate()
         mutex.deinitialize(count: 1)
         mutex.deallocate()
     }
@@ -45,14 +38,6 @@ final class Lock: @unchecked Sendable {
 
     @inlinable @inline(__always)
     func unlock() { pthread_mutex_unlock(mutex) }
-
-    /// Waits on the condition; the lock must be held, and is held again on return.
-    @inlinable
-    func wait() { pthread_cond_wait(condition, mutex) }
-
-    /// Wakes every thread waiting on the condition.
-    @inlinable
-    func broadcast() { pthread_cond_broadcast(condition) }
 
     @inlinable @inline(__always)
     func withLock<R>(_ body: () throws -> R) rethrows -> R {
