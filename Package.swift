@@ -5,11 +5,27 @@ let package = Package(
     name: "SyncStreams",
     platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
     products: [
-        .library(name: "SyncStreams", targets: ["SyncStreams"])
+        .library(name: "SyncStreams", targets: ["SyncStreams"]),
+        .library(name: "SyncEngine", targets: ["SyncEngine"]),
+        .library(name: "SyncServer", targets: ["SyncServer"]),
     ],
     targets: [
+        // Reactive streams; knows nothing about sync.
         .target(name: "SyncStreams"),
+        // Shared by client and server: wire messages, their binary encoding, the transport abstraction.
+        .target(name: "SyncWire"),
+        // Shared by client and server: the durable append-only record file.
+        .target(name: "SyncStorage"),
+        // The client engine. Re-exports SyncStreams.
+        .target(name: "SyncEngine", dependencies: ["SyncStreams", "SyncWire", "SyncStorage"]),
+        // The reference server.
+        .target(name: "SyncServer", dependencies: ["SyncWire", "SyncStorage"]),
+
         .testTarget(name: "SyncStreamsTests", dependencies: ["SyncStreams"]),
+        .testTarget(name: "SyncWireTests", dependencies: ["SyncWire"]),
+        .testTarget(name: "SyncStorageTests", dependencies: ["SyncStorage"]),
+        .testTarget(name: "SyncEngineTests", dependencies: ["SyncEngine", "SyncServer", "SyncWire", "SyncStorage"]),
+        .testTarget(name: "SyncServerTests", dependencies: ["SyncServer", "SyncWire"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,0 +1,2 @@
+// `import SyncEngine` is enough to use the streams the engine hands out.
+@_exported import SyncStreams

@@ -1,0 +1,1 @@
+// The reference sync server.

@@ -1,0 +1,92 @@
+/// A message from a client to the server.
+///
+/// A connection starts with exactly one `hello`; the server answers `welcome` or an error and closes.
+/// After `welcome` the client binds sessions (one per partition), uploads changesets in client-version
+/// order, pings, and unbinds. `docs/Protocol.md` describes the exchange and the binary encoding.
+public enum ClientMessage: Sendable, Hashable {
+    /// Opens the conversation: the protocol version the client speaks and who it is.
+    case hello(Hello)
+    /// Starts syncing one partition on this connection under a session number the client chose.
+    case bind(Bind)
+    /// Changesets written locally, in increasing client version, for a bound session.
+    case upload(Upload)
+    /// Stops syncing a session; the server answers `unbound`.
+    case unbind(sessionID: UInt32)
+    /// Keepalive; the server answers `pong` with the same number.
+    case ping(id: UInt64)
+}
+
+/// The first message on a connection.
+public struct Hello: Sendable, Hashable {
+    /// The protocol version the client speaks (`WireProtocol.version`).
+    public var protocolVersion: UInt16
+    /// Who the client is.
+    public var credential: WireCredential
+
+    public init(protocolVersion: UInt16 = WireProtocol.version, credential: WireCredential) {
+        self.protocolVersion = protocolVersion
+        self.credential = credential
+    }
+}
+
+/// A client's credential as sent on the wire.
+public enum WireCredential: Sendable, Hashable {
+    /// No identity; a server may refuse it.
+    case anonymous
+    /// An API key the server knows; it names the partitions the key may sync.
+    case apiKey(String)
+}
+
+/// Binds a session to a partition.
+public struct Bind: Sendable, Hashable {
+    /// The client's number for this session on this connection; every later message about the session
+    /// carries it.
+    public var sessionID: UInt32
+    /// The partition to sync.
+    public var partition: String
+    /// Identifies the client's local copy of the partition; the server uses it to recognise the
+    /// client's own changesets (it acknowledges them instead of sending them back) and to drop
+    /// re-uploads of changesets it already integrated.
+    public var clientFileID: UInt64
+    /// The highest server version the client already holds (0 for none): the server sends what follows.
+    public var downloadedVersion: UInt64
+
+    public init(sessionID: UInt32, partition: String, clientFileID: UInt64, downloadedVersion: UInt64) {
+        self.sessionID = sessionID
+        self.partition = partition
+        self.clientFileID = clientFileID
+        self.downloadedVersion = downloadedVersion
+    }
+}
+
+/// Changesets to integrate.
+public struct Upload: Sendable, Hashable {
+    /// The bound session they belong to.
+    public var sessionID: UInt32
+    /// In strictly increasing client version.
+    public var changesets: [UploadChangeset]
+
+    public init(sessionID: UInt32, changesets: [UploadChangeset]) {
+        self.sessionID = sessionID
+        self.changesets = changesets
+    }
+}
+
+/// One locally written changeset.
+public struct UploadChangeset: Sendable, Hashable {
+    /// The client's sequence number for it (1, 2, 3, … per client file).
+    public var clientVersion: UInt64
+    /// The opaque changeset bytes.
+    public var data: [UInt8]
+
+    public init(clientVersion: UInt64, data: [UInt8]) {
+        self.clientVersion = clientVersion
+        self.data = data
+    }
+}
+
+/// Protocol constants.
+public enum WireProtocol {
+    /// The protocol version this build speaks.
+    public static let version: UInt16 = 1
+}

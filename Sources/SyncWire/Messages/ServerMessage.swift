@@ -1,0 +1,110 @@
+/// A message from the server to a client.
+public enum ServerMessage: Sendable, Hashable {
+    /// The server accepted `hello`.
+    case welcome(protocolVersion: UInt16)
+    /// The next entries of a bound session's partition log, in server-version order.
+    case download(Download)
+    /// The server finished unbinding a session.
+    case unbound(sessionID: UInt32)
+    /// The answer to `ping`.
+    case pong(id: UInt64)
+    /// Something went wrong for one session or, without a session, for the whole connection.
+    case error(ProtocolError)
+}
+
+/// A run of a partition's log for one session.
+///
+/// Entries come in strictly increasing server version with no version skipped after the session's
+/// `downloadedVersion`: each is either another client's changeset (with its bytes) or the
+/// acknowledgement of one of this client's own uploads (without its bytes, which the client has).
+/// The first `download` after `bind` is sent even when it has no entries: it is the server's first
+/// report of how much there is to download.
+public struct Download: Sendable, Hashable {
+    /// The bound session.
+    public var sessionID: UInt32
+    /// Log entries, in server-version order.
+    public var entries: [DownloadEntry]
+    /// Changeset bytes the server still has to send this session after this message, as known when the
+    /// message was sent. Only `.changeset` entries' bytes count.
+    public var remainingBytes: UInt64
+
+    public init(sessionID: UInt32, entries: [DownloadEntry], remainingBytes: UInt64) {
+        self.sessionID = sessionID
+        self.entries = entries
+        self.remainingBytes = remainingBytes
+    }
+}
+
+/// One entry of a partition's log as a particular client receives it.
+public enum DownloadEntry: Sendable, Hashable {
+    /// Another client's changeset.
+    case changeset(serverVersion: UInt64, data: [UInt8])
+    /// This client's own changeset `clientVersion` was integrated as `serverVersion`.
+    case acknowledged(serverVersion: UInt64, clientVersion: UInt64)
+
+    /// The entry's server version.
+    public var serverVersion: UInt64 {
+        switch self {
+        case .changeset(let version, _), .acknowledged(let version, _): version
+        }
+    }
+}
+
+/// An error reported by the server.
+public struct ProtocolError: Error, Sendable, Hashable {
+    /// The session it concerns, or `nil` for the connection as a whole (the server closes it after).
+    public var sessionID: UInt32?
+    /// What went wrong.
+    public var code: ProtocolErrorCode
+    /// A human-readable explanation.
+    public var message: String
+    /// When set, the client should wait at least this long before trying again.
+    public var retryAfterMilliseconds: UInt32?
+
+    public init(
+        sessionID: UInt32? = nil,
+        code: ProtocolErrorCode,
+        message: String,
+        retryAfterMilliseconds: UInt32? = nil
+    ) {
+        self.sessionID = sessionID
+        self.code = code
+        self.message = message
+        self.retryAfterMilliseconds = retryAfterMilliseconds
+    }
+}
+
+/// The kinds of error the server reports. The raw value is what goes on the wire.
+public enum ProtocolErrorCode: UInt16, Sendable, Hashable, CaseIterable {
+    /// A message could not be decoded, or broke the protocol's rules (e.g. `bind` before `hello`).
+    case malformedMessage = 1
+    /// The server does not speak the client's protocol version.
+    case unsupportedProtocolVersion = 2
+    /// The credential was refused.
+    case authenticationFailed = 3
+    /// The credential may not sync this partition.
+    case permissionDenied = 4
+    /// A message exceeded the server's size limit.
+    case messageTooLarge = 5
+    /// A message named a session that is not bound.
+    case unknownSession = 6
+    /// `bind` reused a session number that is still bound.
+    case sessionAlreadyBound = 7
+    /// An upload's client versions were not strictly increasing.
+    case badClientVersion = 8
+    /// The server is busy; try again later (see `retryAfterMilliseconds`).
+    case serverBusy = 9
+    /// The server failed internally (e.g. its storage); try again later.
+    case internalError = 10
+
+    /// Whether retrying cannot help: the session (or, without a session, the client) must give up.
+    public var isFatal: Bool {
+        switch self {
+        case .unsupportedProtocolVersion, .authenticationFailed, .permissionDenied, .badClientVersion,
+            .messageTooLarge:
+            true
+        case .malformedMessage, .unknownSession, .sessionAlreadyBound, .serverBusy, .internalError:
+            false
+        }
+    }
+}
