@@ -1,0 +1,113 @@
+extension ClientMessage {
+    /// The message's binary form: its type byte, then its fields in declaration order (see
+    /// `docs/Protocol.md`). Allocates once: the exact size is computed first.
+    ///
+    /// Does not check `WireProtocol.maximumMessageSize`; the receiver does.
+    public func encoded() -> [UInt8] {
+        var writer = ByteWriter(capacity: encodedSize)
+        switch self {
+        case .hello(let hello):
+            writer.write(MessageType.hello)
+            writer.write(hello.protocolVersion)
+            switch hello.credential {
+            case .anonymous:
+                writer.write(CredentialTag.anonymous)
+            case .apiKey(let key):
+                writer.write(CredentialTag.apiKey)
+                writer.writeString(key)
+            }
+        case .bind(let bind):
+            writer.write(MessageType.bind)
+            writer.write(bind.sessionID)
+            writer.writeString(bind.partition)
+            writer.write(bind.clientFileID)
+            writer.write(bind.downloadedVersion)
+        case .upload(let upload):
+            writer.write(MessageType.upload)
+            writer.write(upload.sessionID)
+            writer.write(UInt32(upload.changesets.count))
+            for changeset in upload.changesets {
+                writer.write(changeset.clientVersion)
+                writer.writeBytes(changeset.data)
+            }
+        case .unbind(let sessionID):
+            writer.write(MessageType.unbind)
+            writer.write(sessionID)
+        case .ping(let id):
+            writer.write(MessageType.ping)
+            writer.write(id)
+        }
+        return writer.bytes
+    }
+
+    /// Decodes a message written by `encoded()`.
+    ///
+    /// Throws `.messageTooLarge` if `bytes` is longer than `maximumSize` (before reading anything),
+    /// `.unknownMessageType` for a first byte that is not a client message, `.truncated`,
+    /// `.lengthTooLarge`, `.invalidUTF8`, `.unknownTag` or `.invalidValue` for a bad field, and
+    /// `.trailingBytes` if bytes follow the message. Never traps; allocates at most in proportion to
+    /// `bytes.count`.
+    public init(decoding bytes: [UInt8], maximumSize: Int = WireProtocol.maximumMessageSize) throws(WireError) {
+        guard bytes.count <= maximumSize else { throw .messageTooLarge(bytes.count, limit: maximumSize) }
+        var reader = ByteReader(bytes)
+        let type = try reader.readUInt8()
+        switch type {
+        case MessageType.hello:
+            let version = try reader.readUInt16()
+            let credential: WireCredential
+            switch try reader.readUInt8() {
+            case CredentialTag.anonymous: credential = .anonymous
+            case CredentialTag.apiKey: credential = .apiKey(try reader.readString())
+            case let tag: throw .unknownTag("WireCredential", tag)
+            }
+            self = .hello(Hello(protocolVersion: version, credential: credential))
+        case MessageType.bind:
+            let sessionID = try reader.readUInt32()
+            let partition = try reader.readString()
+            let clientFileID = try reader.readUInt64()
+            let downloadedVersion = try reader.readUInt64()
+            self = .bind(
+                Bind(
+                    sessionID: sessionID, partition: partition, clientFileID: clientFileID,
+                    downloadedVersion: downloadedVersion))
+        case MessageType.upload:
+            let sessionID = try reader.readUInt32()
+            // Each changeset is at least a UInt64 version and a length prefix.
+            let count = try reader.readCount(minimumElementSize: 8 + EncodedSize.lengthPrefix)
+            var changesets: [UploadChangeset] = []
+            changesets.reserveCapacity(count)
+            for _ in 0..<count {
+                let clientVersion = try reader.readUInt64()
+                let data = try reader.readBytes()
+                changesets.append(UploadChangeset(clientVersion: clientVersion, data: data))
+            }
+            self = .upload(Upload(sessionID: sessionID, changesets: changesets))
+        case MessageType.unbind:
+            self = .unbind(sessionID: try reader.readUInt32())
+        case MessageType.ping:
+            self = .ping(id: try reader.readUInt64())
+        default:
+            throw .unknownMessageType(type)
+        }
+        try reader.expectEnd()
+    }
+
+    /// The exact length of `encoded()`.
+    var encodedSize: Int {
+        switch self {
+        case .hello(let hello):
+            switch hello.credential {
+            case .anonymous: 1 + 2 + 1
+            case .apiKey(let key): 1 + 2 + 1 + EncodedSize.string(key)
+            }
+        case .bind(let bind):
+            1 + 4 + EncodedSize.string(bind.partition) + 8 + 8
+        case .upload(let upload):
+            upload.changesets.reduce(1 + 4 + 4) { $0 + 8 + EncodedSize.bytes($1.data) }
+        case .unbind:
+            1 + 4
+        case .ping:
+            1 + 8
+        }
+    }
+}

@@ -1,0 +1,64 @@
+/// The first byte of every encoded message. Client messages use 0x01…, server messages 0x81…, so a
+/// message sent the wrong way is rejected as `.unknownMessageType`.
+enum MessageType {
+    static let hello: UInt8 = 0x01
+    static let bind: UInt8 = 0x02
+    static let upload: UInt8 = 0x03
+    static let unbind: UInt8 = 0x04
+    static let ping: UInt8 = 0x05
+
+    static let welcome: UInt8 = 0x81
+    static let download: UInt8 = 0x82
+    static let unbound: UInt8 = 0x83
+    static let pong: UInt8 = 0x84
+    static let error: UInt8 = 0x85
+}
+
+/// Tag bytes of `WireCredential`.
+enum CredentialTag {
+    static let anonymous: UInt8 = 0
+    static let apiKey: UInt8 = 1
+}
+
+/// Tag bytes of `DownloadEntry`.
+enum DownloadEntryTag {
+    static let changeset: UInt8 = 0
+    static let acknowledged: UInt8 = 1
+}
+
+extension WireProtocol {
+    /// The default bound on an encoded message's size, in bytes (16 MiB): decoders reject longer input
+    /// with `WireError.messageTooLarge` before reading it.
+    public static let maximumMessageSize: Int = 16 * 1024 * 1024
+}
+
+/// Sizes of length prefixes and fixed-width fields, for computing encoded sizes up front.
+enum EncodedSize {
+    static let lengthPrefix = 4
+    static func string(_ s: String) -> Int { lengthPrefix + s.utf8.count }
+    static func bytes(_ b: [UInt8]) -> Int { lengthPrefix + b.count }
+}
+
+extension ByteWriter {
+    /// Writes an optional's presence flag (0 absent, 1 present), then the value when present.
+    mutating func writeOptional(_ v: UInt32?) {
+        if let v {
+            write(UInt8(1))
+            write(v)
+        } else {
+            write(UInt8(0))
+        }
+    }
+}
+
+extension ByteReader {
+    /// Reads an optional written by `writeOptional`: a presence flag that must be 0 or 1
+    /// (`.invalidValue` otherwise), then the value when present.
+    mutating func readOptionalUInt32() throws(WireError) -> UInt32? {
+        switch try readUInt8() {
+        case 0: return nil
+        case 1: return try readUInt32()
+        case let flag: throw .invalidValue("presence flag \(flag) (must be 0 or 1)")
+        }
+    }
+}

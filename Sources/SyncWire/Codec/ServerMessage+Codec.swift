@@ -1,0 +1,120 @@
+extension ServerMessage {
+    /// The message's binary form: its type byte, then its fields in declaration order (see
+    /// `docs/Protocol.md`). Allocates once: the exact size is computed first.
+    ///
+    /// Does not check `WireProtocol.maximumMessageSize`; the receiver does.
+    public func encoded() -> [UInt8] {
+        var writer = ByteWriter(capacity: encodedSize)
+        switch self {
+        case .welcome(let protocolVersion):
+            writer.write(MessageType.welcome)
+            writer.write(protocolVersion)
+        case .download(let download):
+            writer.write(MessageType.download)
+            writer.write(download.sessionID)
+            writer.write(UInt32(download.entries.count))
+            for entry in download.entries {
+                switch entry {
+                case .changeset(let serverVersion, let data):
+                    writer.write(DownloadEntryTag.changeset)
+                    writer.write(serverVersion)
+                    writer.writeBytes(data)
+                case .acknowledged(let serverVersion, let clientVersion):
+                    writer.write(DownloadEntryTag.acknowledged)
+                    writer.write(serverVersion)
+                    writer.write(clientVersion)
+                }
+            }
+            writer.write(download.remainingBytes)
+        case .unbound(let sessionID):
+            writer.write(MessageType.unbound)
+            writer.write(sessionID)
+        case .pong(let id):
+            writer.write(MessageType.pong)
+            writer.write(id)
+        case .error(let error):
+            writer.write(MessageType.error)
+            writer.writeOptional(error.sessionID)
+            writer.write(error.code.rawValue)
+            writer.writeString(error.message)
+            writer.writeOptional(error.retryAfterMilliseconds)
+        }
+        return writer.bytes
+    }
+
+    /// Decodes a message written by `encoded()`.
+    ///
+    /// Throws `.messageTooLarge` if `bytes` is longer than `maximumSize` (before reading anything),
+    /// `.unknownMessageType` for a first byte that is not a server message, `.truncated`,
+    /// `.lengthTooLarge`, `.invalidUTF8`, `.unknownTag` or `.invalidValue` (unknown `ProtocolErrorCode`,
+    /// presence flag other than 0 or 1) for a bad field, and `.trailingBytes` if bytes follow the message.
+    /// Never traps; allocates at most in proportion to `bytes.count`.
+    public init(decoding bytes: [UInt8], maximumSize: Int = WireProtocol.maximumMessageSize) throws(WireError) {
+        guard bytes.count <= maximumSize else { throw .messageTooLarge(bytes.count, limit: maximumSize) }
+        var reader = ByteReader(bytes)
+        let type = try reader.readUInt8()
+        switch type {
+        case MessageType.welcome:
+            self = .welcome(protocolVersion: try reader.readUInt16())
+        case MessageType.download:
+            let sessionID = try reader.readUInt32()
+            // The smallest entry is a changeset: tag, UInt64 version, length prefix.
+            let count = try reader.readCount(minimumElementSize: 1 + 8 + EncodedSize.lengthPrefix)
+            var entries: [DownloadEntry] = []
+            entries.reserveCapacity(count)
+            for _ in 0..<count {
+                switch try reader.readUInt8() {
+                case DownloadEntryTag.changeset:
+                    let serverVersion = try reader.readUInt64()
+                    entries.append(.changeset(serverVersion: serverVersion, data: try reader.readBytes()))
+                case DownloadEntryTag.acknowledged:
+                    let serverVersion = try reader.readUInt64()
+                    entries.append(.acknowledged(serverVersion: serverVersion, clientVersion: try reader.readUInt64()))
+                case let tag:
+                    throw .unknownTag("DownloadEntry", tag)
+                }
+            }
+            let remainingBytes = try reader.readUInt64()
+            self = .download(Download(sessionID: sessionID, entries: entries, remainingBytes: remainingBytes))
+        case MessageType.unbound:
+            self = .unbound(sessionID: try reader.readUInt32())
+        case MessageType.pong:
+            self = .pong(id: try reader.readUInt64())
+        case MessageType.error:
+            let sessionID = try reader.readOptionalUInt32()
+            let rawCode = try reader.readUInt16()
+            guard let code = ProtocolErrorCode(rawValue: rawCode) else {
+                throw .invalidValue("unknown ProtocolErrorCode \(rawCode)")
+            }
+            let message = try reader.readString()
+            let retryAfter = try reader.readOptionalUInt32()
+            self = .error(
+                ProtocolError(sessionID: sessionID, code: code, message: message, retryAfterMilliseconds: retryAfter))
+        default:
+            throw .unknownMessageType(type)
+        }
+        try reader.expectEnd()
+    }
+
+    /// The exact length of `encoded()`.
+    var encodedSize: Int {
+        switch self {
+        case .welcome:
+            1 + 2
+        case .download(let download):
+            download.entries.reduce(1 + 4 + 4 + 8) { size, entry in
+                switch entry {
+                case .changeset(_, let data): size + 1 + 8 + EncodedSize.bytes(data)
+                case .acknowledged: size + 1 + 8 + 8
+                }
+            }
+        case .unbound:
+            1 + 4
+        case .pong:
+            1 + 8
+        case .error(let error):
+            1 + (error.sessionID == nil ? 1 : 5) + 2 + EncodedSize.string(error.message)
+                + (error.retryAfterMilliseconds == nil ? 1 : 5)
+        }
+    }
+}

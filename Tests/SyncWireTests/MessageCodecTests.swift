@@ -1,0 +1,251 @@
+import Testing
+
+@testable import SyncWire
+
+@Suite struct MessageCodecTests {
+    // MARK: - Round trips
+
+    @Test(arguments: Samples.client)
+    func clientMessageRoundTrips(message: ClientMessage) throws {
+        let bytes = message.encoded()
+        #expect(bytes.count == message.encodedSize)
+        #expect(try ClientMessage(decoding: bytes) == message)
+    }
+
+    @Test(arguments: Samples.server)
+    func serverMessageRoundTrips(message: ServerMessage) throws {
+        let bytes = message.encoded()
+        #expect(bytes.count == message.encodedSize)
+        #expect(try ServerMessage(decoding: bytes) == message)
+    }
+
+    @Test func everyMessageTypeByteIsDistinct() {
+        let types = Samples.client.map { $0.encoded()[0] } + Samples.server.map { $0.encoded()[0] }
+        #expect(Set(types) == [0x01, 0x02, 0x03, 0x04, 0x05, 0x81, 0x82, 0x83, 0x84, 0x85])
+    }
+
+    // MARK: - Golden bytes (these pin the format; docs/Protocol.md describes the same layout)
+
+    @Test func clientGoldenBytes() throws {
+        let golden: [(ClientMessage, [UInt8])] = [
+            (.hello(Hello(protocolVersion: 1, credential: .anonymous)), [0x01, 0x01, 0x00, 0x00]),
+            (
+                .hello(Hello(protocolVersion: 0x0102, credential: .apiKey("k"))),
+                [0x01, 0x02, 0x01, 0x01, 0x01, 0x00, 0x00, 0x00, 0x6B]
+            ),
+            (
+                .bind(Bind(sessionID: 2, partition: "p", clientFileID: 3, downloadedVersion: 0x0405)),
+                [
+                    0x02, 0x02, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x70,
+                    0x03, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+                    0x05, 0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+                ]
+            ),
+            (
+                .upload(Upload(sessionID: 1, changesets: [UploadChangeset(clientVersion: 7, data: [0xAA, 0xBB])])),
+                [
+                    0x03, 0x01, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00,
+                    0x07, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x02, 0x00, 0x00, 0x00, 0xAA, 0xBB,
+                ]
+            ),
+            (.upload(Upload(sessionID: 1, changesets: [])), [0x03, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00]),
+            (.unbind(sessionID: 0x0A0B_0C0D), [0x04, 0x0D, 0x0C, 0x0B, 0x0A]),
+            (.ping(id: 0x0102_0304_0506_0708), [0x05, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01]),
+        ]
+        for (message, bytes) in golden {
+            #expect(message.encoded() == bytes, "\(message)")
+            #expect(try ClientMessage(decoding: bytes) == message)
+        }
+    }
+
+    @Test func serverGoldenBytes() throws {
+        let golden: [(ServerMessage, [UInt8])] = [
+            (.welcome(protocolVersion: 1), [0x81, 0x01, 0x00]),
+            (
+                .download(
+                    Download(
+                        sessionID: 1,
+                        entries: [
+                            .changeset(serverVersion: 5, data: [0xCC]),
+                            .acknowledged(serverVersion: 6, clientVersion: 2),
+                        ],
+                        remainingBytes: 0x10)),
+                [
+                    0x82, 0x01, 0x00, 0x00, 0x00, 0x02, 0x00, 0x00, 0x00,
+                    0x00, 0x05, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0xCC,
+                    0x01, 0x06, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+                    0x00,
+                    0x10, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+                ]
+            ),
+            (
+                .download(Download(sessionID: 2, entries: [], remainingBytes: 0)),
+                [
+                    0x82, 0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+                    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+                ]
+            ),
+            (.unbound(sessionID: 3), [0x83, 0x03, 0x00, 0x00, 0x00]),
+            (.pong(id: 1), [0x84, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00]),
+            (
+                .error(
+                    ProtocolError(sessionID: 7, code: .serverBusy, message: "x", retryAfterMilliseconds: 1000)),
+                [
+                    0x85, 0x01, 0x07, 0x00, 0x00, 0x00, 0x09, 0x00, 0x01, 0x00, 0x00, 0x00, 0x78, 0x01, 0xE8, 0x03,
+                    0x00, 0x00,
+                ]
+            ),
+            (
+                .error(ProtocolError(code: .malformedMessage, message: "")),
+                [0x85, 0x00, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00]
+            ),
+        ]
+        for (message, bytes) in golden {
+            #expect(message.encoded() == bytes, "\(message)")
+            #expect(try ServerMessage(decoding: bytes) == message)
+        }
+    }
+
+    // MARK: - Hostile input
+
+    @Test func everyTruncationOfEverySampleFails() {
+        for message in Samples.client {
+            let bytes = message.encoded()
+            for length in 0..<bytes.count {
+                #expect(throws: WireError.self, "\(message) cut to \(length)") {
+                    try ClientMessage(decoding: Array(bytes[..<length]))
+                }
+            }
+        }
+        for message in Samples.server {
+            let bytes = message.encoded()
+            for length in 0..<bytes.count {
+                #expect(throws: WireError.self, "\(message) cut to \(length)") {
+                    try ServerMessage(decoding: Array(bytes[..<length]))
+                }
+            }
+        }
+    }
+
+    @Test func truncationReportsWhatWasMissing() {
+        #expect(throws: WireError.truncated(needed: 1, available: 0)) { try ClientMessage(decoding: []) }
+        #expect(throws: WireError.truncated(needed: 8, available: 3)) {
+            try ClientMessage(decoding: [0x05, 1, 2, 3])
+        }
+        #expect(throws: WireError.truncated(needed: 4, available: 1)) { try ServerMessage(decoding: [0x83, 1]) }
+    }
+
+    @Test func hugeDeclaredCountsAndLengthsFailWithoutAllocating() {
+        // Upload claiming 2^32-1 changesets with none present.
+        #expect(throws: WireError.truncated(needed: 0xFFFF_FFFF * 12, available: 0)) {
+            try ClientMessage(decoding: [0x03, 0x01, 0x00, 0x00, 0x00, 0xFF, 0xFF, 0xFF, 0xFF])
+        }
+        // Download claiming 2^32-1 entries.
+        #expect(throws: WireError.truncated(needed: 0xFFFF_FFFF * 13, available: 8)) {
+            try ServerMessage(
+                decoding: [0x82, 0x01, 0x00, 0x00, 0x00, 0xFF, 0xFF, 0xFF, 0xFF] + Array(repeating: 0, count: 8))
+        }
+        // One changeset claiming 4 GiB of data.
+        #expect(throws: WireError.truncated(needed: 0xFFFF_FFFF, available: 0)) {
+            try ClientMessage(
+                decoding: [0x03, 0x01, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00]
+                    + [0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00] + [0xFF, 0xFF, 0xFF, 0xFF])
+        }
+        // A partition name claiming 4 GiB.
+        #expect(throws: WireError.truncated(needed: 0xFFFF_FFFF, available: 1)) {
+            try ClientMessage(decoding: [0x02, 0x01, 0x00, 0x00, 0x00, 0xFF, 0xFF, 0xFF, 0xFF, 0x61])
+        }
+        // An error message claiming 4 GiB.
+        #expect(throws: WireError.truncated(needed: 0xFFFF_FFFF, available: 0)) {
+            try ServerMessage(decoding: [0x85, 0x00, 0x01, 0x00, 0xFF, 0xFF, 0xFF, 0xFF])
+        }
+    }
+
+    @Test func unknownMessageTypesAreRejected() {
+        for type in UInt8.min...UInt8.max where !(0x01...0x05).contains(type) {
+            #expect(throws: WireError.unknownMessageType(type)) { try ClientMessage(decoding: [type]) }
+        }
+        for type in UInt8.min...UInt8.max where !(0x81...0x85).contains(type) {
+            #expect(throws: WireError.unknownMessageType(type)) { try ServerMessage(decoding: [type]) }
+        }
+    }
+
+    @Test func messagesSentTheWrongWayAreRejected() {
+        #expect(throws: WireError.unknownMessageType(0x84)) {
+            try ClientMessage(decoding: ServerMessage.pong(id: 1).encoded())
+        }
+        #expect(throws: WireError.unknownMessageType(0x05)) {
+            try ServerMessage(decoding: ClientMessage.ping(id: 1).encoded())
+        }
+    }
+
+    @Test func unknownTagsAreRejected() {
+        #expect(throws: WireError.unknownTag("WireCredential", 2)) {
+            try ClientMessage(decoding: [0x01, 0x01, 0x00, 0x02])
+        }
+        #expect(throws: WireError.unknownTag("DownloadEntry", 7)) {
+            try ServerMessage(
+                decoding: [0x82, 0x01, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x07] + Array(repeating: 0, count: 20))
+        }
+    }
+
+    @Test func invalidValuesAreRejected() {
+        // Unknown error code 0x00FF.
+        #expect(throws: WireError.invalidValue("unknown ProtocolErrorCode 255")) {
+            try ServerMessage(decoding: [0x85, 0x00, 0xFF, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00])
+        }
+        #expect(throws: WireError.invalidValue("unknown ProtocolErrorCode 0")) {
+            try ServerMessage(decoding: [0x85, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00])
+        }
+        // Presence flags other than 0 and 1.
+        #expect(throws: WireError.invalidValue("presence flag 2 (must be 0 or 1)")) {
+            try ServerMessage(decoding: [0x85, 0x02, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00])
+        }
+        #expect(throws: WireError.invalidValue("presence flag 255 (must be 0 or 1)")) {
+            try ServerMessage(decoding: [0x85, 0x00, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0xFF])
+        }
+    }
+
+    @Test func invalidUTF8InMessagesIsRejected() {
+        #expect(throws: WireError.invalidUTF8) {
+            try ClientMessage(decoding: [0x01, 0x01, 0x00, 0x01, 0x02, 0x00, 0x00, 0x00, 0xC3, 0x28])
+        }
+        #expect(throws: WireError.invalidUTF8) {
+            try ClientMessage(
+                decoding: [0x02, 0x01, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0xFF] + Array(repeating: 0, count: 16))
+        }
+        #expect(throws: WireError.invalidUTF8) {
+            try ServerMessage(decoding: [0x85, 0x00, 0x01, 0x00, 0x01, 0x00, 0x00, 0x00, 0x80, 0x00])
+        }
+    }
+
+    @Test func trailingBytesAreRejected() {
+        for message in Samples.client {
+            #expect(throws: WireError.trailingBytes(1)) { try ClientMessage(decoding: message.encoded() + [0]) }
+        }
+        for message in Samples.server {
+            #expect(throws: WireError.trailingBytes(3)) { try ServerMessage(decoding: message.encoded() + [1, 2, 3]) }
+        }
+    }
+
+    @Test func oversizeInputIsRejectedBeforeDecoding() throws {
+        let ping = ClientMessage.ping(id: 42).encoded()
+        #expect(try ClientMessage(decoding: ping, maximumSize: ping.count) == .ping(id: 42))
+        #expect(throws: WireError.messageTooLarge(9, limit: 8)) { try ClientMessage(decoding: ping, maximumSize: 8) }
+        // Garbage over the limit reports the size, not the garbage.
+        #expect(throws: WireError.messageTooLarge(10, limit: 4)) {
+            try ServerMessage(decoding: Array(repeating: 0xEE, count: 10), maximumSize: 4)
+        }
+        let big = ClientMessage.upload(
+            Upload(
+                sessionID: 1,
+                changesets: [
+                    UploadChangeset(clientVersion: 1, data: Array(repeating: 1, count: WireProtocol.maximumMessageSize))
+                ])
+        )
+        .encoded()
+        #expect(throws: WireError.messageTooLarge(big.count, limit: 16 * 1024 * 1024)) {
+            try ClientMessage(decoding: big)
+        }
+    }
+}

@@ -1,0 +1,66 @@
+import SyncWire
+
+/// Messages covering every case and the edge values of every field.
+enum Samples {
+    static let client: [ClientMessage] = [
+        .hello(Hello(credential: .anonymous)),
+        .hello(Hello(protocolVersion: 0, credential: .apiKey(""))),
+        .hello(Hello(protocolVersion: .max, credential: .apiKey("key-🔑-ключ"))),
+        .bind(Bind(sessionID: 0, partition: "", clientFileID: 0, downloadedVersion: 0)),
+        .bind(Bind(sessionID: .max, partition: "tâches/日本語\u{0}", clientFileID: .max, downloadedVersion: .max)),
+        .upload(Upload(sessionID: 1, changesets: [])),
+        .upload(
+            Upload(
+                sessionID: 7,
+                changesets: [
+                    UploadChangeset(clientVersion: 1, data: []),
+                    UploadChangeset(clientVersion: 2, data: [0, 1, 2, 255]),
+                    UploadChangeset(clientVersion: .max, data: Array(repeating: 0xAB, count: 300)),
+                ])),
+        .unbind(sessionID: 0),
+        .unbind(sessionID: .max),
+        .ping(id: 0),
+        .ping(id: .max),
+    ]
+
+    static let server: [ServerMessage] =
+        [
+            .welcome(protocolVersion: 1),
+            .welcome(protocolVersion: .max),
+            .download(Download(sessionID: 0, entries: [], remainingBytes: 0)),
+            .download(
+                Download(
+                    sessionID: .max,
+                    entries: [
+                        .changeset(serverVersion: 1, data: []),
+                        .acknowledged(serverVersion: 2, clientVersion: 1),
+                        .changeset(serverVersion: 3, data: [9, 8, 7]),
+                        .acknowledged(serverVersion: .max, clientVersion: .max),
+                    ],
+                    remainingBytes: .max)),
+            .unbound(sessionID: 3),
+            .pong(id: 0),
+            .pong(id: .max),
+            .error(ProtocolError(code: .malformedMessage, message: "")),
+            .error(
+                ProtocolError(
+                    sessionID: .max, code: .serverBusy, message: "busy — réessayez 🙏", retryAfterMilliseconds: .max)),
+            .error(ProtocolError(sessionID: 0, code: .internalError, message: "disk", retryAfterMilliseconds: nil)),
+            .error(ProtocolError(sessionID: nil, code: .badClientVersion, message: "x", retryAfterMilliseconds: 0)),
+        ] + ProtocolErrorCode.allCases.map { .error(ProtocolError(sessionID: 1, code: $0, message: "\($0)")) }
+}
+
+/// A deterministic generator (SplitMix64), so fuzz failures reproduce.
+struct SeededGenerator: RandomNumberGenerator {
+    private var state: UInt64
+
+    init(seed: UInt64) { state = seed }
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
