@@ -1,1 +1,0 @@
-// The durable append-only record file shared by the client store and the server.

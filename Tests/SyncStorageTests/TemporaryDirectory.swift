@@ -1,0 +1,55 @@
+import Foundation
+
+/// A fresh directory under /tmp (from `mkdtemp`), removed with its contents when released.
+final class TemporaryDirectory {
+    let path: String
+
+    init() {
+        var template = Array("/tmp/SyncStorageTests.XXXXXX".utf8CString)
+        let created = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
+        precondition(created != nil, "mkdtemp failed: errno \(errno)")
+        path = String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    deinit {
+        try? FileManager.default.removeItem(atPath: path)
+    }
+
+    /// A path inside the directory.
+    func file(_ name: String) -> String { path + "/" + name }
+}
+
+/// Raw access to a file's bytes, bypassing `RecordLog`, to simulate crashes and corruption.
+enum RawFile {
+    static func read(_ path: String) -> [UInt8] {
+        [UInt8](FileManager.default.contents(atPath: path) ?? Data())
+    }
+
+    static func write(_ bytes: [UInt8], to path: String) throws {
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+    }
+
+    static func append(_ bytes: [UInt8], to path: String) throws {
+        try write(read(path) + bytes, to: path)
+    }
+
+    /// The on-disk form of one record: length, CRC-32, payload.
+    static func record(_ payload: [UInt8], checksum: UInt32? = nil) -> [UInt8] {
+        let crc = checksum ?? crc32Reference(payload)
+        return littleEndian(UInt32(payload.count)) + littleEndian(crc) + payload
+    }
+
+    static func littleEndian(_ value: UInt32) -> [UInt8] {
+        [UInt8(value & 0xFF), UInt8(value >> 8 & 0xFF), UInt8(value >> 16 & 0xFF), UInt8(value >> 24)]
+    }
+
+    /// A bit-at-a-time CRC-32, independent of the table-driven one under test.
+    static func crc32Reference(_ bytes: [UInt8]) -> UInt32 {
+        var crc: UInt32 = 0xFFFF_FFFF
+        for byte in bytes {
+            crc ^= UInt32(byte)
+            for _ in 0..<8 { crc = crc & 1 == 1 ? (crc >> 1) ^ 0xEDB8_8320 : crc >> 1 }
+        }
+        return ~crc
+    }
+}
