@@ -1,0 +1,19 @@
+/// What the core knows about one connection. Owned by `ServerCore`.
+final class ConnectionState {
+    /// Where a connection is in the protocol.
+    enum Phase {
+        /// Nothing but `hello` is acceptable yet.
+        case awaitingHello
+        /// `welcome` was sent; the credential may bind these partitions.
+        case ready(PartitionAccess)
+        /// The server closed it after a connection-level error, or it ended; later messages are ignored.
+        case closed
+    }
+
+    let handle: ConnectionHandle
+    var phase = Phase.awaitingHello
+    /// Bound sessions by the client's session number.
+    var sessions: [UInt32: BoundSession] = [:]
+
+    init(handle: ConnectionHandle) { self.handle = handle }
+}

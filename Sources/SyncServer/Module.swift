@@ -1,1 +1,0 @@
-// The reference sync server.
