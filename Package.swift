@@ -19,7 +19,7 @@ let package = Package(
         // The client engine. Re-exports SyncStreams.
         .target(name: "SyncEngine", dependencies: ["SyncStreams", "SyncWire", "SyncStorage"]),
         // The reference server.
-        .target(name: "SyncServer", dependencies: ["SyncWire", "SyncStorage"]),
+        .target(name: "SyncServer", dependencies: ["SyncStreams", "SyncWire", "SyncStorage"]),
 
         .testTarget(name: "SyncStreamsTests", dependencies: ["SyncStreams"]),
         .testTarget(name: "SyncWireTests", dependencies: ["SyncWire"]),

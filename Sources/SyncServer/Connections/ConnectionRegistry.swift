@@ -1,3 +1,4 @@
+import SyncStreams
 import SyncWire
 
 /// The server's open connections and the tasks serving them; decides whether a new connection is taken.

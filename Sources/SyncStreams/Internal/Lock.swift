@@ -48,17 +48,19 @@ final class Lock: @unchecked Sendable {
 }
 
 /// A value guarded by a `Lock`.
+///
+/// Visible to the package's other modules (`package` access), so the package has one lock; not public API.
 @usableFromInline
-final class Locked<State>: @unchecked Sendable {
+package final class Locked<State>: @unchecked Sendable {
     // @unchecked Sendable: `state` is only read or written inside `withLock`, under `lock`.
     @usableFromInline let lock = Lock()
     @usableFromInline var state: State
 
     @inlinable
-    init(_ state: State) { self.state = state }
+    package init(_ state: State) { self.state = state }
 
     @inlinable @inline(__always)
-    func withLock<R>(_ body: (inout State) throws -> R) rethrows -> R {
+    package func withLock<R>(_ body: (inout State) throws -> R) rethrows -> R {
         lock.lock()
         defer { lock.unlock() }
         return try body(&state)

@@ -1,0 +1,14 @@
+/// The steps of `SyncUser.asyncOpen(partition:)`: open a session and download everything the server
+/// has before handing it over.
+public enum AsyncOpenState: Sendable {
+    /// Connecting to the server.
+    case connecting
+    /// Waiting for the user's login (never emitted for a user already logged in).
+    case waitingForUser
+    /// Download progress of the initial download (`.forCurrentlyOutstandingWork`).
+    case progress(SyncProgress)
+    /// Done: the session is open and holds everything the server had when it connected.
+    case open(SyncSession)
+    /// Failed; the stream finishes after this.
+    case error(SyncError)
+}

@@ -1,0 +1,74 @@
+import Foundation
+import SyncWire
+
+extension SyncApp {
+    /// How an app reaches its server, where it keeps its files, and how its connections behave.
+    ///
+    /// Every timer of the engine (backoff, connect timeout, keepalive, pong timeout) runs on
+    /// `timerExecutor`, so tests drive them in virtual time with a `TestExecutor`.
+    public struct Configuration: Sendable {
+        /// The server: `server.endpoint` of an embedded `SyncServer`, or `.webSocket(host:port:)`.
+        public var server: SyncEndpoint
+        /// Where each user's sessions keep their local stores (created if missing).
+        public var directory: URL
+        /// How the server is reached. The default reaches in-process servers.
+        public var transport: any SyncTransport
+        /// One connection per user (default) or per session.
+        public var connectionSharing: ConnectionSharing
+        /// What `SyncSession.close()` does.
+        public var stopPolicy: StopPolicy
+        /// Reconnect delays.
+        public var backoff: ReconnectBackoff
+        /// How long connecting and the handshake may take before the attempt counts as failed.
+        public var connectTimeout: Duration
+        /// How often an idle connection pings the server; each interval is shortened by a random 0–10 %.
+        public var pingInterval: Duration
+        /// How long to wait for the answer to a ping before the connection counts as lost.
+        public var pongTimeout: Duration
+        /// Where the engine's timers run. Default: a dispatch queue of the app's own.
+        public var timerExecutor: any StreamExecutor
+        /// Where session callbacks run when a registration names no executor. `nil` (default): a serial
+        /// queue per session. Never the engine's actors.
+        public var callbackExecutor: (any StreamExecutor)?
+        /// The source of randomness for backoff and keepalive jitter: returns a number in `0..<1`.
+        public var random: @Sendable () -> Double
+
+        /// A configuration with Realm's defaults: connections shared per user, stop after changes are
+        /// uploaded, backoff 1 s ×2 up to 5 min, connect timeout 120 s, ping every 60 s, pong timeout 120 s.
+        public init(
+            server: SyncEndpoint,
+            directory: URL,
+            transport: any SyncTransport = InMemoryTransport(),
+            connectionSharing: ConnectionSharing = .perUser,
+            stopPolicy: StopPolicy = .afterChangesUploaded,
+            backoff: ReconnectBackoff = ReconnectBackoff(),
+            connectTimeout: Duration = .seconds(120),
+            pingInterval: Duration = .seconds(60),
+            pongTimeout: Duration = .seconds(120),
+            timerExecutor: (any StreamExecutor)? = nil,
+            callbackExecutor: (any StreamExecutor)? = nil,
+            random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }
+        ) {
+            self.server = server
+            self.directory = directory
+            self.transport = transport
+            self.connectionSharing = connectionSharing
+            self.stopPolicy = stopPolicy
+            self.backoff = backoff
+            self.connectTimeout = connectTimeout
+            self.pingInterval = pingInterval
+            self.pongTimeout = pongTimeout
+            self.timerExecutor = timerExecutor ?? DispatchQueue(label: "SyncEngine.timers")
+            self.callbackExecutor = callbackExecutor
+            self.random = random
+        }
+    }
+}
+
+/// How a user logs in.
+public enum SyncCredentials: Sendable, Hashable {
+    /// No identity. Accepted by servers that allow anonymous clients (the embedded server by default).
+    case anonymous
+    /// An API key the server knows; it names the partitions the user may sync.
+    case apiKey(String)
+}

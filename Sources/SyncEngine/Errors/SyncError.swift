@@ -1,0 +1,77 @@
+/// Everything that can go wrong while syncing, as reported by `SyncApp.errors`, `SyncSession.wait(for:)`,
+/// `SyncSession.write(_:)` and `SyncUser.asyncOpen(partition:)`.
+///
+/// `isFatal` errors move the session they concern to `.invalid`; the others are retried (with backoff).
+public enum SyncError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The server could not be reached, refused the connection, or the connection was lost.
+    case connectionFailed(String)
+    /// The server did not complete the handshake within the connect timeout.
+    case connectTimedOut
+    /// The server did not answer a keepalive ping within the pong timeout.
+    case pongTimedOut
+    /// The server refused the credential. Fatal.
+    case authenticationFailed(String)
+    /// The credential may not sync this partition. Fatal.
+    case permissionDenied(String)
+    /// Client and server disagree about the protocol (version, malformed message, broken rule). Fatal when
+    /// the server says retrying cannot help.
+    case protocolViolation(String, isFatal: Bool)
+    /// The server failed; it may say when to try again.
+    case serverError(String)
+    /// The local store could not be read or written. Fatal for the session.
+    case storageFailure(String)
+    /// The operation needs an active session, and the session is inactive (suspended or closed).
+    case sessionInactive
+    /// The operation needs a usable session, and the session hit a fatal error.
+    case sessionInvalid
+    /// The waiting task was cancelled.
+    case cancelled
+    /// The API was misused (e.g. an empty partition name).
+    case invalidArgument(String)
+
+    /// Whether retrying cannot help: the session concerned moves to `.invalid`.
+    public var isFatal: Bool {
+        switch self {
+        case .authenticationFailed, .permissionDenied, .storageFailure: true
+        case .protocolViolation(_, let isFatal): isFatal
+        case .connectionFailed, .connectTimedOut, .pongTimedOut, .serverError, .sessionInactive, .sessionInvalid,
+            .cancelled, .invalidArgument:
+            false
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .connectionFailed(let reason): "connection failed: \(reason)"
+        case .connectTimedOut: "the server did not answer within the connect timeout"
+        case .pongTimedOut: "the server did not answer a keepalive ping within the pong timeout"
+        case .authenticationFailed(let reason): "authentication failed: \(reason)"
+        case .permissionDenied(let reason): "permission denied: \(reason)"
+        case .protocolViolation(let reason, _): "protocol violation: \(reason)"
+        case .serverError(let reason): "server error: \(reason)"
+        case .storageFailure(let reason): "local storage failed: \(reason)"
+        case .sessionInactive: "the session is inactive"
+        case .sessionInvalid: "the session is invalid after a fatal error"
+        case .cancelled: "cancelled"
+        case .invalidArgument(let reason): "invalid argument: \(reason)"
+        }
+    }
+
+    /// Errors of the same kind, whatever their message, grow the reconnect backoff; another kind resets it.
+    var backoffKind: Int {
+        switch self {
+        case .connectionFailed: 0
+        case .connectTimedOut: 1
+        case .pongTimedOut: 2
+        case .authenticationFailed: 3
+        case .permissionDenied: 4
+        case .protocolViolation: 5
+        case .serverError: 6
+        case .storageFailure: 7
+        case .sessionInactive: 8
+        case .sessionInvalid: 9
+        case .cancelled: 10
+        case .invalidArgument: 11
+        }
+    }
+}

@@ -1,0 +1,90 @@
+import SyncStreams
+
+/// The session's state as a value type: each event returns the new state when it changed.
+///
+/// | state \ event | suspend | resume | close (policy) | uploads done | fatal error |
+/// | --- | --- | --- | --- | --- | --- |
+/// | `.active` | `.inactive` | — | `.inactive` / `.dying` if changes are pending (`.afterChangesUploaded`) / — (`.liveIndefinitely`) | — | `.invalid` |
+/// | `.dying` | `.inactive` | `.active` | — | `.inactive` | `.invalid` |
+/// | `.inactive` | — | `.active` | — | — | `.invalid` |
+/// | `.invalid` | — | — | — | — | — |
+struct SessionStateMachine: Sendable {
+    enum Event: Sendable {
+        case suspend
+        case resume
+        case close
+        /// Whether local changes are waiting for upload.
+        case pendingUploads(Bool)
+        case fatalError
+    }
+
+    private(set) var state: SessionState = .active
+    private(set) var hasPendingUploads = false
+    let stopPolicy: StopPolicy
+
+    init(stopPolicy: StopPolicy) { self.stopPolicy = stopPolicy }
+
+    /// Applies `event`; returns the new state if it changed.
+    mutating func handle(_ event: Event) -> SessionState? {
+        let old = state
+        switch (state, event) {
+        case (.invalid, .pendingUploads(let pending)):
+            hasPendingUploads = pending
+        case (.invalid, _):
+            break
+        case (_, .fatalError):
+            state = .invalid
+        case (.active, .suspend), (.dying, .suspend):
+            state = .inactive
+        case (.inactive, .resume), (.dying, .resume):
+            state = .active
+        case (.active, .close):
+            switch stopPolicy {
+            case .immediately: state = .inactive
+            case .afterChangesUploaded: state = hasPendingUploads ? .dying : .inactive
+            case .liveIndefinitely: break
+            }
+        case (_, .pendingUploads(let pending)):
+            hasPendingUploads = pending
+            if state == .dying && !pending { state = .inactive }
+        case (.active, .resume), (.inactive, .suspend), (.inactive, .close), (.dying, .close):
+            break
+        }
+        return state == old ? nil : state
+    }
+
+    /// Whether the session should be connected and bound.
+    var wantsSync: Bool { state == .active || state == .dying }
+}
+
+/// The session's state machine behind a lock, published in order, callable synchronously from any thread.
+final class SessionController: Sendable {
+    private let machine: Locked<SessionStateMachine>
+    private let publisher: OrderedPublisher<SessionState>
+    /// Called after each change is published (the engine reconciles what it does with the new state).
+    private let onChange: @Sendable () -> Void
+
+    init(stopPolicy: StopPolicy, onChange: @escaping @Sendable () -> Void) {
+        machine = Locked(SessionStateMachine(stopPolicy: stopPolicy))
+        publisher = OrderedPublisher(.active)
+        self.onChange = onChange
+    }
+
+    var subject: CurrentValueSubject<SessionState, Never> { publisher.subject }
+
+    /// The state as of the last event (the subject may be a moment behind while it publishes).
+    var state: SessionState { machine.withLock { $0.state } }
+
+    var wantsSync: Bool { machine.withLock { $0.wantsSync } }
+
+    func handle(_ event: SessionStateMachine.Event) {
+        let changed = machine.withLock { machine -> Bool in
+            guard let new = machine.handle(event) else { return false }
+            publisher.enqueue(new)
+            return true
+        }
+        guard changed else { return }
+        publisher.drain()
+        onChange()
+    }
+}

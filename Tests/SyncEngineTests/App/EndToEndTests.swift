@@ -1,0 +1,107 @@
+import Foundation
+import SyncServer
+import SyncWire
+import Testing
+
+@testable import SyncEngine
+
+/// Two apps (two local directories) syncing one partition through the embedded server.
+@Suite("End to end through the embedded server")
+struct EndToEndTests {
+    @Test("two apps converge on the same changesets, byte for byte and in the same order")
+    func twoAppsConverge() async throws {
+        let server = try await SyncServer.embedded()
+        let dirA = TemporaryDirectory()
+        let dirB = TemporaryDirectory()
+        defer {
+            dirA.remove()
+            dirB.remove()
+        }
+        let sessionA = try await makeApp(server: server.endpoint, directory: dirA.url)
+            .login(.anonymous).openSession(partition: "tasks")
+        let sessionB = try await makeApp(server: server.endpoint, directory: dirB.url)
+            .login(.anonymous).openSession(partition: "tasks")
+        let seenA = Collected(sessionA.changesets)
+        let seenB = Collected(sessionB.changesets)
+
+        for index in 0..<5 {
+            try await sessionA.write(Data("a\(index)".utf8))
+            try await sessionB.write(Data(repeating: UInt8(index), count: 1000 + index))
+        }
+        try await sessionA.wait(for: .upload)
+        try await sessionB.wait(for: .upload)
+        try await eventually("both apps hold all 10 changesets") { seenA.values.count == 10 && seenB.values.count == 10 }
+
+        let log = try await server.changesets(in: "tasks")
+        #expect(log.map(\.serverVersion) == Array(1...10))
+        #expect(seenA.values == seenB.values)
+        #expect(seenA.values.map(\.serverVersion) == Array(1...10))
+        #expect(seenA.values.map { Array($0.data) } == log.map(\.data))
+        // Each app's own changesets keep their order among themselves.
+        let fromA = seenA.values.map { String(decoding: $0.data, as: UTF8.self) }.filter { $0.hasPrefix("a") }
+        #expect(fromA == (0..<5).map { "a\($0)" })
+    }
+
+    @Test("a late subscriber to changesets first receives everything synced so far")
+    func changesetsReplay() async throws {
+        let server = try await SyncServer.embedded()
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let session = try await makeApp(server: server.endpoint, directory: dir.url)
+            .login(.anonymous).openSession(partition: "p")
+        for index in 0..<3 { try await session.write(Data([UInt8(index)])) }
+        try await session.wait(for: .upload)
+        let late = Collected(session.changesets)
+        #expect(late.values.map(\.data) == [Data([0]), Data([1]), Data([2])])
+        try await session.write(Data([3]))
+        try await session.wait(for: .upload)
+        try await eventually("the new changeset") { late.values.count == 4 }
+        #expect(late.values.map(\.serverVersion) == [1, 2, 3, 4])
+    }
+
+    @Test("download progress counts the bytes the server reports, in the steps it sends them")
+    func downloadProgressIsReal() async throws {
+        var configuration = SyncServer.Configuration()
+        configuration.maximumDownloadMessageBytes = 1000
+        let server = try await SyncServer.embedded(configuration: configuration)
+        let dirA = TemporaryDirectory()
+        let dirB = TemporaryDirectory()
+        defer {
+            dirA.remove()
+            dirB.remove()
+        }
+        let writer = try await makeApp(server: server.endpoint, directory: dirA.url)
+            .login(.anonymous).openSession(partition: "big")
+        for index in 0..<5 { try await writer.write(Data(repeating: UInt8(index), count: 1000)) }
+        try await writer.wait(for: .upload)
+
+        let readerApp = makeApp(server: server.endpoint, directory: dirB.url)
+        let reader = try await readerApp.login(.anonymous).openSession(partition: "big")
+        let progress = Collected(reader.progress(for: .download, mode: .forCurrentlyOutstandingWork))
+        try await reader.wait(for: .download)
+        try await eventually("the final progress event") { progress.isFinished }
+        let values = progress.values
+        #expect(values.last?.transferredBytes == 5000)
+        #expect(values.last?.isTransferComplete == true)
+        #expect(values.last?.progressEstimate == 1.0)
+        #expect(values.allSatisfy { $0.transferrableBytes == 5000 })
+        // Never backwards.
+        #expect(zip(values, values.dropFirst()).allSatisfy { $0.progressEstimate <= $1.progressEstimate })
+    }
+
+    @Test("registering for download progress before the first server report invents nothing")
+    func noInventedDownloadProgress() async throws {
+        let transport = FaultInjectingTransport()
+        transport.faults.hold = true
+        let server = try await SyncServer.embedded()
+        let dir = TemporaryDirectory()
+        defer { dir.remove() }
+        let session = try await makeApp(server: server.endpoint, directory: dir.url, transport: transport)
+            .login(.anonymous).openSession(partition: "p")
+        let download = Collected(session.progress(for: .download, mode: .reportIndefinitely))
+        let upload = Collected(session.progress(for: .upload, mode: .reportIndefinitely))
+        #expect(download.values.isEmpty)
+        // Upload progress is known from the local store at once: nothing written, nothing to upload.
+        #expect(upload.values == [SyncProgress(transferredBytes: 0, transferrableBytes: 0, progressEstimate: 1)])
+    }
+}

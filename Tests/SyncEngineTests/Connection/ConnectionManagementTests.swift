@@ -1,0 +1,240 @@
+import Foundation
+import SyncServer
+import SyncWire
+import Testing
+
+@testable import SyncEngine
+
+/// Connection behaviour in virtual time: every engine timer runs on a `TestExecutor`, and faults come from
+/// `FaultInjectingTransport` over the real embedded server.
+@Suite("Connection management")
+struct ConnectionManagementTests {
+    struct Fixture {
+        let server: SyncServer
+        let transport = FaultInjectingTransport()
+        let timers = TestExecutor()
+        let directory = TemporaryDirectory()
+        let app: SyncApp
+        let errors: Collected<(error: SyncError, session: SyncSession?)>
+
+        init(
+            sharing: ConnectionSharing = .perUser,
+            random: @escaping @Sendable () -> Double = { 0 },
+            faults: FaultInjectingTransport.Faults = .init()
+        ) async throws {
+            server = try await SyncServer.embedded()
+            transport.faults = faults
+            app = makeApp(
+                server: server.endpoint,
+                directory: directory.url,
+                transport: transport,
+                timers: timers,
+                connectionSharing: sharing,
+                random: random
+            )
+            errors = Collected(app.errors)
+        }
+
+        func open(_ partition: String = "p") async throws -> SyncSession {
+            try await app.login(.anonymous).openSession(partition: partition)
+        }
+
+        /// The reconnect delays asked for so far (the connect timeout and keepalive timers filtered out).
+        var reconnectDelays: [Duration] {
+            timers.scheduledDelays.filter { $0 != .seconds(120) && $0 < .seconds(54) || $0 == .seconds(64) }
+        }
+    }
+
+    @Test("connects, handshakes and binds: .connecting then .connected")
+    func connects() async throws {
+        let fixture = try await Fixture()
+        defer { fixture.directory.remove() }
+        let session = try await fixture.open()
+        let states = Collected(session.connectionState)
+        try await eventually("connected") { session.connectionState.value == .connected }
+        #expect(states.values.last == .connected)
+        #expect(!states.values.contains(.disconnected) || states.values.first == .disconnected)
+    }
+
+    @Test("refused attempts back off 1 s, 2 s, 4 s, 8 s in virtual time")
+    func backoffGrows() async throws {
+        let fixture = try await Fixture(faults: .init(refuse: true))
+        defer { fixture.directory.remove() }
+        let session = try await fixture.open()
+        var expected: [Duration] = []
+        for step in 0..<4 {
+            let delay = Duration.seconds(1 << step)
+            expected.append(delay)
+            try await eventually("reconnect \(step) scheduled") { fixture.timers.nextDueTime == fixture.timers.now + delay }
+            #expect(session.connectionState.value == .disconnected)
+            #expect(fixture.transport.attempts == step + 1)
+            fixture.timers.advance(by: delay)
+            try await eventually("attempt \(step + 2)") { fixture.transport.attempts == step + 2 }
+        }
+        #expect(fixture.errors.values.allSatisfy { $0.error == .connectionFailed("\(SyncTransportError.refused("refused by the test"))") })
+        #expect(fixture.errors.values.allSatisfy { $0.session == nil })
+    }
+
+    @Test("jitter shortens each delay by the random share of a quarter")
+    func jitter() async throws {
+        let fixture = try await Fixture(random: { 0.5 }, faults: .init(refuse: true))
+        defer { fixture.directory.remove() }
+        _ = try await fixture.open()
+        let first = Duration.milliseconds(875)  // 1 s − 0.5 × 1 s / 4
+        try await eventually("first reconnect scheduled") { fixture.timers.nextDueTime == fixture.timers.now + first }
+        fixture.timers.advance(by: first)
+        let second = Duration.milliseconds(1750)
+        try await eventually("second reconnect scheduled") { fixture.timers.nextDueTime == fixture.timers.now + second }
+    }
+
+    @Test("a different error resets the backoff")
+    func differentErrorResets() async throws {
+        let fixture = try await Fixture(faults: .init(refuse: true))
+        defer { fixture.directory.remove() }
+        _ = try await fixture.open()
+        try await eventually("1 s") { fixture.timers.nextDueTime == fixture.timers.now + .seconds(1) }
+        fixture.timers.advance(by: .seconds(1))
+        try await eventually("2 s") { fixture.timers.nextDueTime == fixture.timers.now + .seconds(2) }
+        // The next attempt hangs instead: it fails by connect timeout, a different error.
+        fixture.transport.faults = .init(hold: true)
+        fixture.timers.advance(by: .seconds(2))
+        try await eventually("connect timeout armed") { fixture.transport.attempts == 3 && fixture.timers.pendingCount == 1 }
+        #expect(fixture.timers.nextDueTime == fixture.timers.now + .seconds(120))
+        fixture.timers.advance(by: .seconds(120))
+        try await eventually("reset to 1 s") { fixture.timers.nextDueTime == fixture.timers.now + .seconds(1) }
+        #expect(fixture.errors.values.map(\.error).contains(.connectTimedOut))
+    }
+
+    @Test("reconnect() while waiting resets the backoff and connects at once")
+    func reconnectWhileWaiting() async throws {
+        let fixture = try await Fixture(faults: .init(refuse: true))
+        defer { fixture.directory.remove() }
+        let session = try await fixture.open()
+        try await eventually("1 s") { fixture.timers.nextDueTime == fixture.timers.now + .seconds(1) }
+        fixture.timers.advance(by: .seconds(1))
+        try await eventually("2 s") { fixture.timers.nextDueTime == fixture.timers.now + .seconds(2) }
+        fixture.transport.faults = .init()
+        session.reconnect()
+        try await eventually("connected without advancing time") { session.connectionState.value == .connected }
+        #expect(fixture.transport.attempts == 3)
+        // The backoff was reset: the next failure waits 1 s again.
+        fixture.transport.faults = .init(refuse: true)
+        fixture.transport.dropConnections()
+        try await eventually("1 s again") { fixture.timers.nextDueTime == fixture.timers.now + .seconds(1) }
+    }
+
+    @Test("reconnect() has no effect when connected")
+    func reconnectWhenConnected() async throws {
+        let fixture = try await Fixture()
+        defer { fixture.directory.remove() }
+        let session = try await fixture.open()
+        try await eventually("connected") { session.connectionState.value == .connected }
+        session.reconnect()
+        session.reconnect()
+        try await session.wait(for: .download)
+        #expect(fixture.transport.attempts == 1)
+        #expect(session.connectionState.value == .connected)
+    }
+
+    @Test("a lost connection reconnects after the backoff and resumes syncing")
+    func lostConnectionReconnects() async throws {
+        let fixture = try await Fixture()
+        defer { fixture.directory.remove() }
+        let session = try await fixture.open()
+        try await eventually("connected") { session.connectionState.value == .connected }
+        fixture.transport.dropConnections()
+        try await eventually("disconnected") { session.connectionState.value == .disconnected }
+        try await session.write(Data("offline".utf8))
+        try await eventually("reconnect scheduled") { fixture.timers.nextDueTime == fixture.timers.now + .seconds(1) }
+        fixture.timers.advance(by: .seconds(1))
+        try await session.wait(for: .upload)
+        #expect(try await fixture.server.changesets(in: "p").map(\.data) == [Array("offline".utf8)])
+        #expect(fixture.transport.attempts == 2)
+    }
+
+    @Test("the connect timeout is 120 s from the attempt")
+    func connectTimeout() async throws {
+        let fixture = try await Fixture(faults: .init(hold: true))
+        defer { fixture.directory.remove() }
+        let session = try await fixture.open()
+        try await eventually("timeout armed") { fixture.timers.pendingCount == 1 }
+        #expect(fixture.timers.nextDueTime == .zero + .seconds(120))
+        #expect(session.connectionState.value == .connecting)
+        fixture.timers.advance(by: .seconds(119))
+        #expect(fixture.errors.values.isEmpty)
+        fixture.timers.advance(by: .seconds(1))
+        try await eventually("timed out") { fixture.errors.values.map(\.error) == [.connectTimedOut] }
+        try await eventually("disconnected") { session.connectionState.value == .disconnected }
+    }
+
+    @Test("keepalive: a ping every 60 s minus up to 10 %, answered pongs keep the connection")
+    func keepalive() async throws {
+        let fixture = try await Fixture(random: { 0.5 })
+        defer { fixture.directory.remove() }
+        let session = try await fixture.open()
+        try await eventually("connected") { session.connectionState.value == .connected }
+        let interval = Duration.seconds(57)  // 60 s − 0.5 × 10 %
+        #expect(fixture.timers.nextDueTime == fixture.timers.now + interval)
+        for _ in 0..<3 {
+            fixture.timers.advance(by: interval)
+            try await eventually("pong, next ping armed") { fixture.timers.nextDueTime == fixture.timers.now + interval }
+        }
+        #expect(session.connectionState.value == .connected)
+        #expect(fixture.transport.attempts == 1)
+    }
+
+    @Test("keepalive: no pong within 120 s counts as a lost connection")
+    func pongTimeout() async throws {
+        let fixture = try await Fixture()
+        defer { fixture.directory.remove() }
+        let session = try await fixture.open()
+        try await eventually("connected") { session.connectionState.value == .connected }
+        fixture.transport.faults.swallowPongs = true
+        fixture.timers.advance(by: .seconds(60))
+        try await eventually("pong timeout armed") { fixture.timers.nextDueTime == fixture.timers.now + .seconds(120) }
+        fixture.timers.advance(by: .seconds(120))
+        try await eventually("pong timed out") { fixture.errors.values.map(\.error) == [.pongTimedOut] }
+        try await eventually("disconnected") { session.connectionState.value == .disconnected }
+        fixture.transport.faults.swallowPongs = false
+        fixture.timers.advance(by: .seconds(1))
+        try await eventually("connected again") { session.connectionState.value == .connected }
+    }
+
+    @Test("one connection per user is shared by the user's sessions")
+    func sharedConnection() async throws {
+        let fixture = try await Fixture()
+        defer { fixture.directory.remove() }
+        let first = try await fixture.open("one")
+        let second = try await fixture.open("two")
+        try await first.wait(for: .download)
+        try await second.wait(for: .download)
+        #expect(fixture.transport.attempts == 1)
+        #expect(fixture.server.connectionCount == 1)
+    }
+
+    @Test("one connection per session when configured")
+    func connectionPerSession() async throws {
+        let fixture = try await Fixture(sharing: .perSession)
+        defer { fixture.directory.remove() }
+        let first = try await fixture.open("one")
+        let second = try await fixture.open("two")
+        try await first.wait(for: .download)
+        try await second.wait(for: .download)
+        #expect(fixture.transport.attempts == 2)
+        #expect(fixture.server.connectionCount == 2)
+    }
+
+    @Test("the last session going inactive closes the connection; resuming opens a new one")
+    func idleClosesConnection() async throws {
+        let fixture = try await Fixture()
+        defer { fixture.directory.remove() }
+        let session = try await fixture.open()
+        try await session.wait(for: .download)
+        session.suspend()
+        try await eventually("server sees the close") { fixture.server.connectionCount == 0 }
+        #expect(session.connectionState.value == .disconnected)
+        session.resume()
+        try await eventually("connected again") { session.connectionState.value == .connected }
+        #expect(fixture.transport.attempts == 2)
+    }
+}

@@ -1,0 +1,339 @@
+import Foundation
+import SyncServer
+import SyncWire
+import Testing
+
+@testable import SyncEngine
+
+@Suite("Sessions")
+struct SyncSessionTests {
+    struct Fixture {
+        let server: SyncServer
+        let transport = FaultInjectingTransport()
+        let timers = TestExecutor()
+        let directory = TemporaryDirectory()
+        let app: SyncApp
+        let errors: Collected<(error: SyncError, session: SyncSession?)>
+
+        init(
+            server: SyncServer? = nil,
+            stopPolicy: StopPolicy = .afterChangesUploaded,
+            faults: FaultInjectingTransport.Faults = .init()
+        ) async throws {
+            if let server {
+                self.server = server
+            } else {
+                self.server = try await SyncServer.embedded()
+            }
+            transport.faults = faults
+            app = makeApp(
+                server: self.server.endpoint,
+                directory: directory.url,
+                transport: transport,
+                timers: timers,
+                stopPolicy: stopPolicy
+            )
+            errors = Collected(app.errors)
+        }
+
+        func open(_ partition: String = "p", credentials: SyncCredentials = .anonymous) async throws -> SyncSession {
+            try await app.login(credentials).openSession(partition: partition)
+        }
+
+        func serverLog(_ partition: String = "p") async throws -> [[UInt8]] {
+            try await server.changesets(in: partition).map(\.data)
+        }
+    }
+
+    @Test("write is durable and uploaded; wait(for: .upload) returns once the server has it")
+    func writeAndUpload() async throws {
+        let fixture = try await Fixture()
+        defer { fixture.directory.remove() }
+        let session = try await fixture.open()
+        try await session.write(Data("one".utf8))
+        try await session.write(Data("two".utf8))
+        try await session.wait(for: .upload)
+        #expect(try await fixture.serverLog() == [Array("one".utf8), Array("two".utf8)])
+    }
+
+    @Test("opening the same partition twice returns the same session; sessions lists each once")
+    func sessionRegistry() async throws {
+        let fixture = try await Fixture()
+        defer { fixture.directory.remove() }
+        let user = try await fixture.app.login(.anonymous)
+        let list = Collected(user.sessions)
+        let a = try await user.openSession(partition: "a")
+        let again = try await user.openSession(partition: "a")
+        let b = try await user.openSession(partition: "b")
+        #expect(a === again)
+        #expect(user.allSessions == [a, b])
+        #expect(user.session(for: "b") === b)
+        #expect(user.session(for: "c") == nil)
+        #expect(list.values == [[], [a], [a, b]])
+        #expect(try await fixture.app.login(.anonymous) === user)
+    }
+
+    @Test("an empty partition name is a typed error")
+    func emptyPartition() async throws {
+        let fixture = try await Fixture()
+        defer { fixture.directory.remove() }
+        await #expect(throws: SyncError.invalidArgument("a partition name must not be empty")) {
+            try await fixture.open("")
+        }
+    }
+
+    @Test("suspend keeps unuploaded changes; resume uploads them")
+    func suspendResume() async throws {
+        let fixture = try await Fixture()
+        defer { fixture.directory.remove() }
+        let session = try await fixture.open()
+        try await session.wait(for: .download)
+        session.suspend()
+        #expect(session.state.value == .inactive)
+        try await session.write(Data("while suspended".utf8))
+        try await eventually("disconnected") { session.connectionState.value == .disconnected }
+        #expect(try await fixture.serverLog().isEmpty)
+        session.resume()
+        #expect(session.state.value == .active)
+        try await session.wait(for: .upload)
+        #expect(try await fixture.serverLog() == [Array("while suspended".utf8)])
+    }
+
+    @Test("wait(for:) throws at once on an inactive session")
+    func waitOnInactive() async throws {
+        let fixture = try await Fixture()
+        defer { fixture.directory.remove() }
+        let session = try await fixture.open()
+        session.suspend()
+        await #expect(throws: SyncError.sessionInactive) { try await session.wait(for: .upload) }
+        await #expect(throws: SyncError.sessionInactive) { try await session.wait(for: .download) }
+    }
+
+    @Test("wait(for:) throws when the session becomes inactive while waiting; it never hangs")
+    func waitBecomesInactive() async throws {
+        let fixture = try await Fixture(faults: .init(hold: true))
+        defer { fixture.directory.remove() }
+        let session = try await fixture.open()
+        try await session.write(Data("x".utf8))
+        let waiting = Task { try await session.wait(for: .upload) }
+        try await Task.sleep(for: .milliseconds(10))  // let the wait register; the outcome does not depend on it
+        session.suspend()
+        await #expect(throws: SyncError.sessionInactive) { try await waiting.value }
+    }
+
+    @Test("wait(for:) is cancellable")
+    func waitCancelled() async throws {
+        let fixture = try await Fixture(faults: .init(hold: true))
+        defer { fixture.directory.remove() }
+        let session = try await fixture.open()
+        let task = Task { try await session.wait(for: .download) }
+        task.cancel()
+        await #expect(throws: SyncError.cancelled) { try await task.value }
+    }
+
+    @Test("wait(for:on:completion:) calls back with nil when done, or the error")
+    func waitCallback() async throws {
+        let fixture = try await Fixture()
+        defer { fixture.directory.remove() }
+        let session = try await fixture.open()
+        try await session.write(Data("x".utf8))
+        let outcome: SyncError?? = await withCheckedContinuation { continuation in
+            session.wait(for: .upload, on: ImmediateExecutor()) { continuation.resume(returning: $0) }
+        }
+        #expect(outcome == .some(nil))
+        session.suspend()
+        let failure: SyncError?? = await withCheckedContinuation { continuation in
+            session.wait(for: .upload) { continuation.resume(returning: $0) }
+        }
+        #expect(failure == .some(.sessionInactive))
+    }
+
+    @Test("stop policy .afterChangesUploaded: .dying until uploaded, then .inactive")
+    func stopAfterChangesUploaded() async throws {
+        let fixture = try await Fixture(faults: .init(hold: true))
+        defer { fixture.directory.remove() }
+        let session = try await fixture.open()
+        let states = Collected(session.state)
+        try await session.write(Data("last words".utf8))
+        session.close()
+        #expect(session.state.value == .dying)
+        fixture.transport.faults = .init()
+        fixture.timers.advance(by: .seconds(120))  // the held attempt times out …
+        fixture.timers.advance(by: .seconds(1))  // … and the next one connects
+        try await eventually("inactive") { session.state.value == .inactive }
+        #expect(states.values == [.active, .dying, .inactive])
+        #expect(try await fixture.serverLog() == [Array("last words".utf8)])
+    }
+
+    @Test("stop policy .immediately: inactive at once, changes kept for next time")
+    func stopImmediately() async throws {
+        let fixture = try await Fixture(stopPolicy: .immediately, faults: .init(hold: true))
+        defer { fixture.directory.remove() }
+        let session = try await fixture.open()
+        try await session.write(Data("kept".utf8))
+        session.close()
+        #expect(session.state.value == .inactive)
+        fixture.transport.faults = .init()
+        session.resume()
+        try await session.wait(for: .upload)
+        #expect(try await fixture.serverLog() == [Array("kept".utf8)])
+    }
+
+    @Test("stop policy .liveIndefinitely: close has no effect")
+    func stopLiveIndefinitely() async throws {
+        let fixture = try await Fixture(stopPolicy: .liveIndefinitely)
+        defer { fixture.directory.remove() }
+        let session = try await fixture.open()
+        session.close()
+        #expect(session.state.value == .active)
+        try await session.write(Data("x".utf8))
+        try await session.wait(for: .upload)
+    }
+
+    @Test("a refused credential is fatal: the session becomes invalid and the error is reported")
+    func authenticationFailure() async throws {
+        var configuration = SyncServer.Configuration()
+        configuration.authentication = .apiKeys(["good": ["p"]])
+        let fixture = try await Fixture(server: try await SyncServer.embedded(configuration: configuration))
+        defer { fixture.directory.remove() }
+        let session = try await fixture.open(credentials: .apiKey("bad"))
+        try await eventually("invalid") { session.state.value == .invalid }
+        #expect(fixture.errors.values.count == 1)
+        #expect(fixture.errors.values.first?.session === session)
+        if case .authenticationFailed = fixture.errors.values.first?.error {} else {
+            Issue.record("expected .authenticationFailed, got \(String(describing: fixture.errors.values.first))")
+        }
+        await #expect(throws: SyncError.sessionInvalid) { try await session.wait(for: .upload) }
+        await #expect(throws: SyncError.sessionInvalid) { try await session.write(Data()) }
+        #expect(session.addProgressNotification(for: .upload, mode: .reportIndefinitely) { _ in } == nil)
+        session.resume()
+        #expect(session.state.value == .invalid)
+    }
+
+    @Test("a partition the key may not sync is fatal for that session only")
+    func permissionDenied() async throws {
+        var configuration = SyncServer.Configuration()
+        configuration.authentication = .apiKeys(["key": ["allowed"]])
+        let fixture = try await Fixture(server: try await SyncServer.embedded(configuration: configuration))
+        defer { fixture.directory.remove() }
+        let allowed = try await fixture.open("allowed", credentials: .apiKey("key"))
+        let denied = try await fixture.open("secret", credentials: .apiKey("key"))
+        try await eventually("denied is invalid") { denied.state.value == .invalid }
+        try await allowed.write(Data("fine".utf8))
+        try await allowed.wait(for: .upload)
+        #expect(allowed.state.value == .active)
+        if case .permissionDenied = fixture.errors.values.first?.error {} else {
+            Issue.record("expected .permissionDenied, got \(fixture.errors.values.map(\.error))")
+        }
+    }
+
+    @Test("reopening the app resumes uploading what was not acknowledged, exactly once")
+    func reopenResumesUpload() async throws {
+        let server = try await SyncServer.embedded()
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        do {
+            let transport = FaultInjectingTransport()
+            transport.faults.refuse = true
+            let app = makeApp(server: server.endpoint, directory: directory.url, transport: transport)
+            let session = try await app.login(.anonymous).openSession(partition: "p")
+            try await session.write(Data("written offline".utf8))
+            session.suspend()
+        }
+        let app = makeApp(server: server.endpoint, directory: directory.url)
+        let session = try await app.login(.anonymous).openSession(partition: "p")
+        try await session.wait(for: .upload)
+        #expect(try await server.changesets(in: "p").map(\.data) == [Array("written offline".utf8)])
+    }
+
+    @Test("reopening the app does not download again what it has")
+    func reopenDoesNotDownloadAgain() async throws {
+        let server = try await SyncServer.embedded()
+        let writerDirectory = TemporaryDirectory()
+        let readerDirectory = TemporaryDirectory()
+        defer {
+            writerDirectory.remove()
+            readerDirectory.remove()
+        }
+        let writer = try await makeApp(server: server.endpoint, directory: writerDirectory.url)
+            .login(.anonymous).openSession(partition: "p")
+        for index in 0..<3 { try await writer.write(Data(repeating: UInt8(index), count: 10)) }
+        try await writer.wait(for: .upload)
+        do {
+            let reader = try await makeApp(server: server.endpoint, directory: readerDirectory.url)
+                .login(.anonymous).openSession(partition: "p")
+            try await reader.wait(for: .download)
+            #expect(reader.engine.notifier.current(.download)?.transferredBytes == 30)
+            reader.suspend()
+        }
+        let reader = try await makeApp(server: server.endpoint, directory: readerDirectory.url)
+            .login(.anonymous).openSession(partition: "p")
+        let seen = Collected(reader.changesets)
+        #expect(seen.values.count == 3)
+        try await reader.wait(for: .download)
+        // The server reported nothing left to send, and sent nothing again.
+        #expect(reader.engine.notifier.current(.download) == SyncProgress(transferredBytes: 30, transferrableBytes: 30, progressEstimate: 1))
+        #expect(seen.values.map(\.serverVersion) == [1, 2, 3])
+    }
+
+    @Test("addProgressNotification: nothing outstanding → one complete event and nil")
+    func addProgressNotificationNothingOutstanding() async throws {
+        let fixture = try await Fixture()
+        defer { fixture.directory.remove() }
+        let session = try await fixture.open()
+        let received = Locked<[SyncProgress]>([])
+        let token = session.addProgressNotification(for: .upload, mode: .forCurrentlyOutstandingWork, on: ImmediateExecutor()) {
+            progress in received.withLock { $0.append(progress) }
+        }
+        #expect(token == nil)
+        #expect(received.withLock { $0 }.count == 1)
+        #expect(received.withLock { $0 }.first?.isTransferComplete == true)
+    }
+
+    @Test("addProgressNotification: outstanding upload → values, one final 1.0, then it unregisters itself")
+    func addProgressNotificationOutstanding() async throws {
+        let fixture = try await Fixture(faults: .init(hold: true))
+        defer { fixture.directory.remove() }
+        let session = try await fixture.open()
+        try await session.write(Data(repeating: 1, count: 100))
+        let received = Locked<[SyncProgress]>([])
+        let token = session.addProgressNotification(for: .upload, mode: .forCurrentlyOutstandingWork, on: ImmediateExecutor()) {
+            progress in received.withLock { $0.append(progress) }
+        }
+        #expect(token != nil)
+        try await session.write(Data(repeating: 2, count: 100))  // after registration: not counted
+        fixture.transport.faults = .init()
+        fixture.timers.advance(by: .seconds(120))
+        fixture.timers.advance(by: .seconds(1))
+        try await session.wait(for: .upload)
+        let values = received.withLock { $0 }
+        #expect(values.first == SyncProgress(transferredBytes: 0, transferrableBytes: 100, progressEstimate: 0))
+        #expect(values.last == SyncProgress(transferredBytes: 100, transferrableBytes: 100, progressEstimate: 1))
+        #expect(values.filter(\.isTransferComplete).count == 1)
+        _ = token
+    }
+
+    @Test("asyncOpen reports connecting, download progress, then the open session")
+    func asyncOpen() async throws {
+        let fixture = try await Fixture()
+        defer { fixture.directory.remove() }
+        let writer = try await fixture.open("shared")
+        try await writer.write(Data(repeating: 9, count: 500))
+        try await writer.wait(for: .upload)
+
+        let other = TemporaryDirectory()
+        defer { other.remove() }
+        let user = try await makeApp(server: fixture.server.endpoint, directory: other.url).login(.anonymous)
+        let states = Collected(user.asyncOpen(partition: "shared"))
+        try await eventually("finished") { states.isFinished }
+        let values = states.values
+        guard case .connecting = values.first else { Issue.record("expected .connecting first: \(values)"); return }
+        guard case .open(let session) = values.last else { Issue.record("expected .open last: \(values)"); return }
+        #expect(session === user.session(for: "shared"))
+        let progress = values.compactMap { state -> SyncProgress? in
+            if case .progress(let progress) = state { return progress }
+            return nil
+        }
+        #expect(progress.last == SyncProgress(transferredBytes: 500, transferrableBytes: 500, progressEstimate: 1))
+    }
+}
