@@ -9,8 +9,8 @@
 /// returns, unless another thread is delivering this direction at that moment: then that thread delivers
 /// them, before its own `update` returns), and a registration's current snapshot during `subscribe`.
 /// Events to each subscriber are serialized, and all subscribers of a direction see its reports in the
-/// same order; a report superseded by a newer one before it could be delivered may be skipped, the latest
-/// never is. Consecutive identical reports are not repeated. Callbacks may re-enter the notifier
+/// order the updates were applied, none skipped, also when `update` is called from several threads at
+/// once. Consecutive identical reports are not repeated. Callbacks may re-enter the notifier
 /// (`update`, register, invalidate): a registration from inside a callback receives its snapshot right
 /// after that callback returns, and an `update` from inside a callback is delivered after it returns.
 ///
