@@ -1,4 +1,5 @@
 import Dispatch
+import Foundation
 import Testing
 
 @testable import SyncEngine
@@ -132,31 +133,31 @@ struct ProgressNotifierConcurrencyTests {
         let received = Counter()
         let invalidated = Flag()
         let late = Counter()
-        let stop = Flag()
+        let receivedEnough = DispatchSemaphore(value: 0)
+        let updaterDone = DispatchSemaphore(value: 0)
         let token = notifier.progress(for: .upload, mode: mode).subscribe { _ in
-            received.increment()
+            if received.increment() == 100 { receivedEnough.signal() }
             if invalidated.isSet { late.increment() }
         }
-        let updates = Counter()
-        let group = DispatchGroup()
-        DispatchQueue.global().async(group: group) {
-            var transferred = 1
-            while !stop.isSet && transferred < total {
+        // A dedicated thread, not the cooperative pool (which these tests may exhaust by blocking): it
+        // updates until 1,000 updates after the invalidation.
+        let updater = Thread {
+            var updatesAfterInvalidation = 0
+            for transferred in 1..<total {
                 notifier.update(.upload, transferred: transferred, transferrable: total)
-                updates.increment()
-                transferred += 1
+                if invalidated.isSet {
+                    updatesAfterInvalidation += 1
+                    if updatesAfterInvalidation == 1_000 { break }
+                }
             }
-            stop.set()
+            updaterDone.signal()
         }
-        while received.value < 100 {}
+        updater.start()
+        receivedEnough.wait()
         token.invalidate()
         invalidated.set()
         let countAtInvalidate = received.value
-        // Let the updater run on for a while after the invalidation.
-        let target = updates.value + 1_000
-        while updates.value < target && !stop.isSet {}
-        stop.set()
-        group.wait()
+        updaterDone.wait()
         #expect(late.value == 0)
         #expect(received.value == countAtInvalidate)
     }

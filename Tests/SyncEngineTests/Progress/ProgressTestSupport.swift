@@ -98,7 +98,9 @@ final class Counter: Sendable {
 
     var value: Int { storage.load(ordering: .sequentiallyConsistent) }
 
-    func increment() { storage.add(1, ordering: .sequentiallyConsistent) }
+    /// Adds one; returns the new value.
+    @discardableResult
+    func increment() -> Int { storage.add(1, ordering: .sequentiallyConsistent).newValue }
 }
 
 /// An object whose lifetime a test watches through a weak reference.
