@@ -124,7 +124,8 @@ public final class SyncUser: Sendable {
             reportError: { errorSink.report($0, session: sessionReference.object) }
         )
         engineReference.object = engine
-        let session = SyncSession(partition: partition, engine: engine, callbackExecutor: configuration.callbackExecutor)
+        let session = SyncSession(
+            partition: partition, engine: engine, callbackExecutor: configuration.callbackExecutor)
         sessionReference.object = session
         return session
     }

@@ -239,7 +239,8 @@ private final class Waiter: Sendable {
     }
 
     func finish(_ outcome: SyncError?) {
-        let (continuation, tokens) = state.withLock { state -> (CheckedContinuation<SyncError?, Never>?, [SubscriptionToken]) in
+        let (continuation, tokens) = state.withLock {
+            state -> (CheckedContinuation<SyncError?, Never>?, [SubscriptionToken]) in
             guard state.outcome == nil else { return (nil, []) }
             state.outcome = .some(outcome)
             defer {

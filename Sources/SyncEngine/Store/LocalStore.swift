@@ -87,7 +87,8 @@ final class LocalStore {
                 records.append(.downloaded(serverVersion: serverVersion, data: data))
             case .acknowledged(let serverVersion, let clientVersion):
                 guard clientVersion >= 1, clientVersion <= UInt64(localChangesets.count) else {
-                    throw .protocolViolation("acknowledgement of unknown client version \(clientVersion)", isFatal: true)
+                    throw .protocolViolation(
+                        "acknowledgement of unknown client version \(clientVersion)", isFatal: true)
                 }
                 records.append(.acknowledged(serverVersion: serverVersion, clientVersion: clientVersion))
             }

@@ -30,7 +30,9 @@ struct EndToEndTests {
         }
         try await sessionA.wait(for: .upload)
         try await sessionB.wait(for: .upload)
-        try await eventually("both apps hold all 10 changesets") { seenA.values.count == 10 && seenB.values.count == 10 }
+        try await eventually("both apps hold all 10 changesets") {
+            seenA.values.count == 10 && seenB.values.count == 10
+        }
 
         let log = try await server.changesets(in: "tasks")
         #expect(log.map(\.serverVersion) == Array(1...10))

@@ -65,13 +65,18 @@ struct ConnectionManagementTests {
         for step in 0..<4 {
             let delay = Duration.seconds(1 << step)
             expected.append(delay)
-            try await eventually("reconnect \(step) scheduled") { fixture.timers.nextDueTime == fixture.timers.now + delay }
+            try await eventually("reconnect \(step) scheduled") {
+                fixture.timers.nextDueTime == fixture.timers.now + delay
+            }
             #expect(session.connectionState.value == .disconnected)
             #expect(fixture.transport.attempts == step + 1)
             fixture.timers.advance(by: delay)
             try await eventually("attempt \(step + 2)") { fixture.transport.attempts == step + 2 }
         }
-        #expect(fixture.errors.values.allSatisfy { $0.error == .connectionFailed("\(SyncTransportError.refused("refused by the test"))") })
+        #expect(
+            fixture.errors.values.allSatisfy {
+                $0.error == .connectionFailed("\(SyncTransportError.refused("refused by the test"))")
+            })
         #expect(fixture.errors.values.allSatisfy { $0.session == nil })
     }
 
@@ -98,7 +103,9 @@ struct ConnectionManagementTests {
         // The next attempt hangs instead: it fails by connect timeout, a different error.
         fixture.transport.faults = .init(hold: true)
         fixture.timers.advance(by: .seconds(2))
-        try await eventually("connect timeout armed") { fixture.transport.attempts == 3 && fixture.timers.pendingCount == 1 }
+        try await eventually("connect timeout armed") {
+            fixture.transport.attempts == 3 && fixture.timers.pendingCount == 1
+        }
         #expect(fixture.timers.nextDueTime == fixture.timers.now + .seconds(120))
         fixture.timers.advance(by: .seconds(120))
         try await eventually("reset to 1 s") { fixture.timers.nextDueTime == fixture.timers.now + .seconds(1) }
@@ -177,7 +184,9 @@ struct ConnectionManagementTests {
         #expect(fixture.timers.nextDueTime == fixture.timers.now + interval)
         for _ in 0..<3 {
             fixture.timers.advance(by: interval)
-            try await eventually("pong, next ping armed") { fixture.timers.nextDueTime == fixture.timers.now + interval }
+            try await eventually("pong, next ping armed") {
+                fixture.timers.nextDueTime == fixture.timers.now + interval
+            }
         }
         #expect(session.connectionState.value == .connected)
         #expect(fixture.transport.attempts == 1)

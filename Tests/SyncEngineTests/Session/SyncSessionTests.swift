@@ -40,6 +40,14 @@ struct SyncSessionTests {
             try await app.login(credentials).openSession(partition: partition)
         }
 
+        /// Lets the held first attempt time out (120 s), then the reconnect after the 1 s backoff go through.
+        func connectAfterTheHeldAttemptTimesOut() async throws {
+            try await eventually("connect timeout armed") { timers.nextDueTime == .zero + .seconds(120) }
+            timers.advance(by: .seconds(120))
+            try await eventually("reconnect scheduled") { timers.nextDueTime == timers.now + .seconds(1) }
+            timers.advance(by: .seconds(1))
+        }
+
         func serverLog(_ partition: String = "p") async throws -> [[UInt8]] {
             try await server.changesets(in: partition).map(\.data)
         }
@@ -158,8 +166,7 @@ struct SyncSessionTests {
         session.close()
         #expect(session.state.value == .dying)
         fixture.transport.faults = .init()
-        fixture.timers.advance(by: .seconds(120))  // the held attempt times out …
-        fixture.timers.advance(by: .seconds(1))  // … and the next one connects
+        try await fixture.connectAfterTheHeldAttemptTimesOut()
         try await eventually("inactive") { session.state.value == .inactive }
         #expect(states.values == [.active, .dying, .inactive])
         #expect(try await fixture.serverLog() == [Array("last words".utf8)])
@@ -173,6 +180,7 @@ struct SyncSessionTests {
         try await session.write(Data("kept".utf8))
         session.close()
         #expect(session.state.value == .inactive)
+        try await eventually("the held attempt is given up") { session.connectionState.value == .disconnected }
         fixture.transport.faults = .init()
         session.resume()
         try await session.wait(for: .upload)
@@ -200,7 +208,8 @@ struct SyncSessionTests {
         try await eventually("invalid") { session.state.value == .invalid }
         #expect(fixture.errors.values.count == 1)
         #expect(fixture.errors.values.first?.session === session)
-        if case .authenticationFailed = fixture.errors.values.first?.error {} else {
+        if case .authenticationFailed = fixture.errors.values.first?.error {
+        } else {
             Issue.record("expected .authenticationFailed, got \(String(describing: fixture.errors.values.first))")
         }
         await #expect(throws: SyncError.sessionInvalid) { try await session.wait(for: .upload) }
@@ -222,7 +231,8 @@ struct SyncSessionTests {
         try await allowed.write(Data("fine".utf8))
         try await allowed.wait(for: .upload)
         #expect(allowed.state.value == .active)
-        if case .permissionDenied = fixture.errors.values.first?.error {} else {
+        if case .permissionDenied = fixture.errors.values.first?.error {
+        } else {
             Issue.record("expected .permissionDenied, got \(fixture.errors.values.map(\.error))")
         }
     }
@@ -272,7 +282,9 @@ struct SyncSessionTests {
         #expect(seen.values.count == 3)
         try await reader.wait(for: .download)
         // The server reported nothing left to send, and sent nothing again.
-        #expect(reader.engine.notifier.current(.download) == SyncProgress(transferredBytes: 30, transferrableBytes: 30, progressEstimate: 1))
+        #expect(
+            reader.engine.notifier.current(.download)
+                == SyncProgress(transferredBytes: 30, transferrableBytes: 30, progressEstimate: 1))
         #expect(seen.values.map(\.serverVersion) == [1, 2, 3])
     }
 
@@ -282,7 +294,9 @@ struct SyncSessionTests {
         defer { fixture.directory.remove() }
         let session = try await fixture.open()
         let received = Locked<[SyncProgress]>([])
-        let token = session.addProgressNotification(for: .upload, mode: .forCurrentlyOutstandingWork, on: ImmediateExecutor()) {
+        let token = session.addProgressNotification(
+            for: .upload, mode: .forCurrentlyOutstandingWork, on: ImmediateExecutor()
+        ) {
             progress in received.withLock { $0.append(progress) }
         }
         #expect(token == nil)
@@ -297,14 +311,15 @@ struct SyncSessionTests {
         let session = try await fixture.open()
         try await session.write(Data(repeating: 1, count: 100))
         let received = Locked<[SyncProgress]>([])
-        let token = session.addProgressNotification(for: .upload, mode: .forCurrentlyOutstandingWork, on: ImmediateExecutor()) {
+        let token = session.addProgressNotification(
+            for: .upload, mode: .forCurrentlyOutstandingWork, on: ImmediateExecutor()
+        ) {
             progress in received.withLock { $0.append(progress) }
         }
         #expect(token != nil)
         try await session.write(Data(repeating: 2, count: 100))  // after registration: not counted
         fixture.transport.faults = .init()
-        fixture.timers.advance(by: .seconds(120))
-        fixture.timers.advance(by: .seconds(1))
+        try await fixture.connectAfterTheHeldAttemptTimesOut()
         try await session.wait(for: .upload)
         let values = received.withLock { $0 }
         #expect(values.first == SyncProgress(transferredBytes: 0, transferrableBytes: 100, progressEstimate: 0))

@@ -34,7 +34,11 @@ struct LocalStoreTests {
                 .changeset(serverVersion: 1, data: [9, 9]),
                 .acknowledged(serverVersion: 2, clientVersion: 1),
             ])
-            #expect(synced == [Changeset(data: Data([9, 9]), serverVersion: 1), Changeset(data: Data([1, 2, 3]), serverVersion: 2)])
+            #expect(
+                synced == [
+                    Changeset(data: Data([9, 9]), serverVersion: 1),
+                    Changeset(data: Data([1, 2, 3]), serverVersion: 2),
+                ])
             store.close()
 
             let reopened = try LocalStore(path: path, newClientFileID: { 2 })

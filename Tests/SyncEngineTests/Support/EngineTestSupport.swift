@@ -143,7 +143,11 @@ final class FaultyConnection: SyncClientConnection {
                 if ended.withLock({ $0 }) { return }
                 if case .message(.pong) = event, swallowPongs() { continue }
                 if case .closed = event {
-                    if ended.withLock({ ended in defer { ended = true }; return ended }) { return }
+                    if ended.withLock({ ended in
+                        defer { ended = true }; return ended
+                    }) {
+                        return
+                    }
                     continuation.yield(event)
                     continuation.finish()
                     return
@@ -158,7 +162,11 @@ final class FaultyConnection: SyncClientConnection {
     func close() { end(nil) }
 
     func end(_ error: SyncTransportError?) {
-        guard !ended.withLock({ ended in defer { ended = true }; return ended }) else { return }
+        guard
+            !ended.withLock({ ended in
+                defer { ended = true }; return ended
+            })
+        else { return }
         inner?.close()
         continuation.yield(.closed(error))
         continuation.finish()
