@@ -18,6 +18,8 @@ let package = Package(
             name: "Scenarios",
             dependencies: [
                 .product(name: "SyncStreams", package: "SyncStreams"),
+                .product(name: "SyncEngine", package: "SyncStreams"),
+                .product(name: "SyncServer", package: "SyncStreams"),
                 .product(name: "OpenCombine", package: "OpenCombine"),
                 .product(name: "OpenCombineDispatch", package: "OpenCombine"),
                 .product(name: "AsyncAlgorithms", package: "swift-async-algorithms"),

@@ -73,11 +73,15 @@ public enum Sizes {
     public static let p4Values = 10_000
     public static let p5Values = 1_000_000
     public static let p6Values = 1_000_000
+    public static let p7Subscribers = 1_000
+    public static let p7Updates = 10_000
+    /// 100 MB, as 1,600 changesets of 64 KB.
+    public static let p8Megabytes = 100
 }
 
 /// Every scenario of every library, in table order.
 public enum Catalog {
     public static let all: [Scenario] =
         SyncStreamsScenarios.all + SyncStreamsExecutorScenarios.all + OpenCombineScenarios.all
-        + AsyncScenarios.all + FloorScenarios.all
+        + AsyncScenarios.all + FloorScenarios.all + EngineScenarios.all
 }

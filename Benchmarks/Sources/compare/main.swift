@@ -111,6 +111,16 @@ let targets: [String: Target] = [
     "P6": Target(id: "P6", text: "no slower than AsyncStream (≥1×)") { ns in
         ratio(ns["AsyncStream"], ns["SyncStreams"]).map { $0 >= 1 }
     },
+    "P7": Target(id: "P7", text: "< 50 ns per delivered value") { ns in ns["SyncStreams"].map { $0 < 50 } },
+    "P7 outstanding": Target(id: "P7 outstanding", text: "< 50 ns per delivered value") { ns in
+        ns["SyncStreams"].map { $0 < 50 }
+    },
+    "P7 session path": Target(id: "P7 session path", text: "< 50 ns per delivered value") { ns in
+        ns["SyncStreams"].map { $0 < 50 }
+    },
+    "P8": Target(id: "P8", text: "≥ 50 % of loopback TCP throughput") { ns in
+        ratio(ns["loopback TCP"], ns["SyncStreams"]).map { $0 >= 0.5 }
+    },
 ]
 
 func format(_ value: Double?) -> String {
@@ -173,7 +183,7 @@ for id in ids {
             measurements.first { $0.scenario.id == "P5" && $0.scenario.library == "OpenCombine" }?
             .median
     }
-    let asyncPeer = ["async-algorithms", "AsyncStream"].first { ns[$0] != nil }
+    let asyncPeer = ["async-algorithms", "AsyncStream", "loopback TCP"].first { ns[$0] != nil }
     let target = targets[id]
     let met = target.flatMap { $0.check(ns) }
     rows.append([

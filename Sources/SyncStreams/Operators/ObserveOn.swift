@@ -18,6 +18,8 @@ extension SyncStream {
     /// - The completion (finished or failure) is always delivered, after the last value.
     /// - `invalidate()`: no callback starts after it returns (a job already queued on the executor then
     ///   delivers nothing), and the upstream subscription is ended without waiting.
+    /// - On `ImmediateExecutor` there is nothing to hop to: events are delivered where the upstream
+    ///   delivers them, with no queue (so `.latest` has nothing to conflate).
     ///
     /// ```
     /// upstream (sender thread):   1 2 3 4     |
@@ -59,6 +61,12 @@ extension Streams {
             onValue: @escaping @Sendable (Output) -> Void,
             onCompletion: @escaping @Sendable (StreamCompletion<Failure>) -> Void
         ) -> SubscriptionToken {
+            // On the immediate executor "deliver on the executor" is "deliver where the upstream delivers":
+            // the upstream already serializes and orders its events and keeps the invalidation guarantee,
+            // and nothing waits to be conflated. So no hop at all (a relay would cost a job per value).
+            if Executor.self == ImmediateExecutor.self {
+                return upstream.subscribe(onValue: onValue, onCompletion: onCompletion)
+            }
             // One relay per subscription, with this single subscriber: the relay's executor drain is the
             // whole hop, and its waiting `remove` gives the invalidation guarantee. `Extra` is an unused
             // `Bool`, not `Void`: ThreadSanitizer reports a false race between the zero-sized `&extra`

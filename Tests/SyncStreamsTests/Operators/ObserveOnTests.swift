@@ -27,6 +27,20 @@ import Testing
         token.invalidate()
     }
 
+    @Test func onTheImmediateExecutorEventsArriveDuringTheSendAndStopAtInvalidate() {
+        let subject = PassthroughSubject<Int, Never>()
+        let recorder = Recorder<Int, Never>()
+        let token = recorder.subscribe(to: subject.observe(on: ImmediateExecutor(), buffering: .latest))
+        subject.send(1)
+        #expect(recorder.events == [.value(1)])
+        subject.send(2)
+        #expect(recorder.events == [.value(1), .value(2)])  // nothing conflated: there is no queue
+        token.invalidate()
+        subject.send(3)
+        subject.send(completion: .finished)
+        #expect(recorder.events == [.value(1), .value(2)])
+    }
+
     @Test func oneExecutorJobDrainsEverythingQueued() {
         let executor = TestExecutor()
         let subject = PassthroughSubject<Int, Never>()

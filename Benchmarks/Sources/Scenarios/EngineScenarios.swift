@@ -1,0 +1,144 @@
+import Dispatch
+import Foundation
+import SyncEngine
+import SyncServer
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// P7 (progress fan-out in the engine) and P8 (sync throughput) for SyncStreams' engine.
+public enum EngineScenarios {
+    public static let all: [Scenario] = [
+        Scenario(
+            id: "P7", title: "progress fan-out: 1 session's notifier → 1,000 reportIndefinitely subscribers",
+            library: "SyncStreams", unit: "delivery", count: Sizes.p7Updates, opsPerCount: Sizes.p7Subscribers,
+            run: { progressFanOut($0, mode: .reportIndefinitely, onSessionExecutor: false) }),
+        Scenario(
+            id: "P7 outstanding",
+            title: "progress fan-out: 1,000 forCurrentlyOutstandingWork subscribers",
+            library: "SyncStreams", unit: "delivery", count: Sizes.p7Updates, opsPerCount: Sizes.p7Subscribers,
+            run: { progressFanOut($0, mode: .forCurrentlyOutstandingWork, onSessionExecutor: false) }),
+        Scenario(
+            id: "P7 session path",
+            title: "progress fan-out as a session delivers it: notifier → observe(on: .immediate)",
+            library: "SyncStreams", unit: "delivery", count: Sizes.p7Updates, opsPerCount: Sizes.p7Subscribers,
+            run: { progressFanOut($0, mode: .reportIndefinitely, onSessionExecutor: true) }),
+        Scenario(
+            id: "P8", title: "sync throughput: 64 KB changesets, app → embedded server → app",
+            library: "SyncStreams", unit: "MB", count: Sizes.p8Megabytes, run: { await embeddedSync(megabytes: $0) }),
+        Scenario(
+            id: "P8", title: "sync throughput: 64 KB changesets, app → embedded server → app",
+            library: "loopback TCP", unit: "MB", count: Sizes.p8Megabytes, run: { loopbackTCP(megabytes: $0) }),
+    ]
+
+    /// One notifier (the one behind a session's progress streams), 1,000 subscribers, `updates` updates
+    /// with growing byte counts (so every update is a new value and none is dropped as a repeat).
+    @inline(never)
+    public static func progressFanOut(_ updates: Int, mode: ProgressMode, onSessionExecutor: Bool) -> Int {
+        let notifier = ProgressNotifier()
+        let accumulator = Accumulator()
+        // A captured total no update reaches, so forCurrentlyOutstandingWork subscribers stay registered.
+        notifier.update(.upload, transferred: 0, transferrable: Int.max / 2)
+        let tokens = (0..<Sizes.p7Subscribers).map { _ in
+            let stream = notifier.progress(for: .upload, mode: mode)
+            if onSessionExecutor {
+                return stream.observe(on: ImmediateExecutor()).subscribe { accumulator.add($0.transferredBytes) }
+            }
+            return stream.subscribe { accumulator.add($0.transferredBytes) }
+        }
+        for update in 1...updates {
+            notifier.update(.upload, transferred: update, transferrable: Int.max / 2)
+        }
+        for token in tokens { token.invalidate() }
+        return accumulator.count - Sizes.p7Subscribers  // the deliveries of the updates (not the snapshot)
+    }
+
+    /// Two apps on one embedded server: the first writes `megabytes` MB as 64 KB changesets, the second
+    /// waits until it holds all of them. One op is one MB, so ns/op gives the throughput.
+    public static func embeddedSync(megabytes: Int) async -> Int {
+        let changesets = megabytes * 16
+        let payload = Data(repeating: 0xA5, count: 64 * 1024)
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("P8-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: root) }
+        do {
+            let server = try await SyncServer.embedded()
+            let writerApp = SyncApp(
+                configuration: .init(server: server.endpoint, directory: root.appendingPathComponent("writer")))
+            let readerApp = SyncApp(
+                configuration: .init(server: server.endpoint, directory: root.appendingPathComponent("reader")))
+            let writer = try await writerApp.login(.anonymous).openSession(partition: "p8")
+            let reader = try await readerApp.login(.anonymous).openSession(partition: "p8")
+            let received = DispatchSemaphore(value: 0)
+            let counter = Accumulator()
+            let token = reader.changesets.subscribe { changeset in
+                counter.add(changeset.data.count)
+                if counter.count == changesets { received.signal() }
+            }
+            for _ in 0..<changesets { try await writer.write(payload) }
+            await withCheckedContinuation { continuation in
+                DispatchQueue.global().async {
+                    received.wait()
+                    continuation.resume()
+                }
+            }
+            token.invalidate()
+            writer.suspend()
+            reader.suspend()
+            return counter.total
+        } catch {
+            fatalError("P8 embedded: \(error)")
+        }
+    }
+
+    /// The same bytes through a loopback TCP connection: 64 KB writes on one thread, reads on another.
+    @inline(never)
+    public static func loopbackTCP(megabytes: Int) -> Int {
+        let total = megabytes * 1024 * 1024
+        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
+                _ = bind(listener, pointer, length)
+                _ = getsockname(listener, pointer, &length)
+            }
+        }
+        listen(listener, 1)
+        let client = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { _ = connect(client, $0, length) }
+        }
+        let server = accept(listener, nil, nil)
+        let done = DispatchSemaphore(value: 0)
+        let receivedBytes = Accumulator()
+        Thread {
+            var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+            var received = 0
+            while received < total {
+                let count = buffer.withUnsafeMutableBytes { read(server, $0.baseAddress, $0.count) }
+                if count <= 0 { break }
+                received += count
+            }
+            receivedBytes.add(received)
+            done.signal()
+        }.start()
+        let chunk = [UInt8](repeating: 0xA5, count: 64 * 1024)
+        var sent = 0
+        while sent < total {
+            let count = chunk.withUnsafeBytes { write(client, $0.baseAddress, min($0.count, total - sent)) }
+            if count <= 0 { break }
+            sent += count
+        }
+        done.wait()
+        close(client)
+        close(server)
+        close(listener)
+        return receivedBytes.total
+    }
+}
