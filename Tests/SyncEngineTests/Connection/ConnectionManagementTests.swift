@@ -9,45 +9,9 @@ import Testing
 /// `FaultInjectingTransport` over the real embedded server.
 @Suite("Connection management")
 struct ConnectionManagementTests {
-    struct Fixture {
-        let server: SyncServer
-        let transport = FaultInjectingTransport()
-        let timers = TestExecutor()
-        let directory = TemporaryDirectory()
-        let app: SyncApp
-        let errors: Collected<(error: SyncError, session: SyncSession?)>
-
-        init(
-            sharing: ConnectionSharing = .perUser,
-            random: @escaping @Sendable () -> Double = { 0 },
-            faults: FaultInjectingTransport.Faults = .init()
-        ) async throws {
-            server = try await SyncServer.embedded()
-            transport.faults = faults
-            app = makeApp(
-                server: server.endpoint,
-                directory: directory.url,
-                transport: transport,
-                timers: timers,
-                connectionSharing: sharing,
-                random: random
-            )
-            errors = Collected(app.errors)
-        }
-
-        func open(_ partition: String = "p") async throws -> SyncSession {
-            try await app.login(.anonymous).openSession(partition: partition)
-        }
-
-        /// The reconnect delays asked for so far (the connect timeout and keepalive timers filtered out).
-        var reconnectDelays: [Duration] {
-            timers.scheduledDelays.filter { $0 != .seconds(120) && $0 < .seconds(54) || $0 == .seconds(64) }
-        }
-    }
-
     @Test("connects, handshakes and binds: .connecting then .connected")
     func connects() async throws {
-        let fixture = try await Fixture()
+        let fixture = try await EngineFixture()
         defer { fixture.directory.remove() }
         let session = try await fixture.open()
         let states = Collected(session.connectionState)
@@ -58,7 +22,7 @@ struct ConnectionManagementTests {
 
     @Test("refused attempts back off 1 s, 2 s, 4 s, 8 s in virtual time")
     func backoffGrows() async throws {
-        let fixture = try await Fixture(faults: .init(refuse: true))
+        let fixture = try await EngineFixture(faults: .init(refuse: true))
         defer { fixture.directory.remove() }
         let session = try await fixture.open()
         var expected: [Duration] = []
@@ -82,7 +46,7 @@ struct ConnectionManagementTests {
 
     @Test("jitter shortens each delay by the random share of a quarter")
     func jitter() async throws {
-        let fixture = try await Fixture(random: { 0.5 }, faults: .init(refuse: true))
+        let fixture = try await EngineFixture(random: { 0.5 }, faults: .init(refuse: true))
         defer { fixture.directory.remove() }
         _ = try await fixture.open()
         let first = Duration.milliseconds(875)  // 1 s − 0.5 × 1 s / 4
@@ -94,7 +58,7 @@ struct ConnectionManagementTests {
 
     @Test("a different error resets the backoff")
     func differentErrorResets() async throws {
-        let fixture = try await Fixture(faults: .init(refuse: true))
+        let fixture = try await EngineFixture(faults: .init(refuse: true))
         defer { fixture.directory.remove() }
         _ = try await fixture.open()
         try await eventually("1 s") { fixture.timers.nextDueTime == fixture.timers.now + .seconds(1) }
@@ -114,7 +78,7 @@ struct ConnectionManagementTests {
 
     @Test("reconnect() while waiting resets the backoff and connects at once")
     func reconnectWhileWaiting() async throws {
-        let fixture = try await Fixture(faults: .init(refuse: true))
+        let fixture = try await EngineFixture(faults: .init(refuse: true))
         defer { fixture.directory.remove() }
         let session = try await fixture.open()
         try await eventually("1 s") { fixture.timers.nextDueTime == fixture.timers.now + .seconds(1) }
@@ -132,7 +96,7 @@ struct ConnectionManagementTests {
 
     @Test("reconnect() has no effect when connected")
     func reconnectWhenConnected() async throws {
-        let fixture = try await Fixture()
+        let fixture = try await EngineFixture()
         defer { fixture.directory.remove() }
         let session = try await fixture.open()
         try await eventually("connected") { session.connectionState.value == .connected }
@@ -145,7 +109,7 @@ struct ConnectionManagementTests {
 
     @Test("a lost connection reconnects after the backoff and resumes syncing")
     func lostConnectionReconnects() async throws {
-        let fixture = try await Fixture()
+        let fixture = try await EngineFixture()
         defer { fixture.directory.remove() }
         let session = try await fixture.open()
         try await eventually("connected") { session.connectionState.value == .connected }
@@ -155,13 +119,13 @@ struct ConnectionManagementTests {
         try await eventually("reconnect scheduled") { fixture.timers.nextDueTime == fixture.timers.now + .seconds(1) }
         fixture.timers.advance(by: .seconds(1))
         try await session.wait(for: .upload)
-        #expect(try await fixture.server.changesets(in: "p").map(\.data) == [Array("offline".utf8)])
+        #expect(try await fixture.serverLog() == [Array("offline".utf8)])
         #expect(fixture.transport.attempts == 2)
     }
 
     @Test("the connect timeout is 120 s from the attempt")
     func connectTimeout() async throws {
-        let fixture = try await Fixture(faults: .init(hold: true))
+        let fixture = try await EngineFixture(faults: .init(hold: true))
         defer { fixture.directory.remove() }
         let session = try await fixture.open()
         try await eventually("timeout armed") { fixture.timers.pendingCount == 1 }
@@ -176,7 +140,7 @@ struct ConnectionManagementTests {
 
     @Test("keepalive: a ping every 60 s minus up to 10 %, answered pongs keep the connection")
     func keepalive() async throws {
-        let fixture = try await Fixture(random: { 0.5 })
+        let fixture = try await EngineFixture(random: { 0.5 })
         defer { fixture.directory.remove() }
         let session = try await fixture.open()
         try await eventually("connected") { session.connectionState.value == .connected }
@@ -194,7 +158,7 @@ struct ConnectionManagementTests {
 
     @Test("keepalive: no pong within 120 s counts as a lost connection")
     func pongTimeout() async throws {
-        let fixture = try await Fixture()
+        let fixture = try await EngineFixture()
         defer { fixture.directory.remove() }
         let session = try await fixture.open()
         try await eventually("connected") { session.connectionState.value == .connected }
@@ -211,7 +175,7 @@ struct ConnectionManagementTests {
 
     @Test("one connection per user is shared by the user's sessions")
     func sharedConnection() async throws {
-        let fixture = try await Fixture()
+        let fixture = try await EngineFixture()
         defer { fixture.directory.remove() }
         let first = try await fixture.open("one")
         let second = try await fixture.open("two")
@@ -223,7 +187,7 @@ struct ConnectionManagementTests {
 
     @Test("one connection per session when configured")
     func connectionPerSession() async throws {
-        let fixture = try await Fixture(sharing: .perSession)
+        let fixture = try await EngineFixture(sharing: .perSession)
         defer { fixture.directory.remove() }
         let first = try await fixture.open("one")
         let second = try await fixture.open("two")
@@ -235,7 +199,7 @@ struct ConnectionManagementTests {
 
     @Test("the last session going inactive closes the connection; resuming opens a new one")
     func idleClosesConnection() async throws {
-        let fixture = try await Fixture()
+        let fixture = try await EngineFixture()
         defer { fixture.directory.remove() }
         let session = try await fixture.open()
         try await session.wait(for: .download)

@@ -7,55 +7,9 @@ import Testing
 
 @Suite("Sessions")
 struct SyncSessionTests {
-    struct Fixture {
-        let server: SyncServer
-        let transport = FaultInjectingTransport()
-        let timers = TestExecutor()
-        let directory = TemporaryDirectory()
-        let app: SyncApp
-        let errors: Collected<(error: SyncError, session: SyncSession?)>
-
-        init(
-            server: SyncServer? = nil,
-            stopPolicy: StopPolicy = .afterChangesUploaded,
-            faults: FaultInjectingTransport.Faults = .init()
-        ) async throws {
-            if let server {
-                self.server = server
-            } else {
-                self.server = try await SyncServer.embedded()
-            }
-            transport.faults = faults
-            app = makeApp(
-                server: self.server.endpoint,
-                directory: directory.url,
-                transport: transport,
-                timers: timers,
-                stopPolicy: stopPolicy
-            )
-            errors = Collected(app.errors)
-        }
-
-        func open(_ partition: String = "p", credentials: SyncCredentials = .anonymous) async throws -> SyncSession {
-            try await app.login(credentials).openSession(partition: partition)
-        }
-
-        /// Lets the held first attempt time out (120 s), then the reconnect after the 1 s backoff go through.
-        func connectAfterTheHeldAttemptTimesOut() async throws {
-            try await eventually("connect timeout armed") { timers.nextDueTime == .zero + .seconds(120) }
-            timers.advance(by: .seconds(120))
-            try await eventually("reconnect scheduled") { timers.nextDueTime == timers.now + .seconds(1) }
-            timers.advance(by: .seconds(1))
-        }
-
-        func serverLog(_ partition: String = "p") async throws -> [[UInt8]] {
-            try await server.changesets(in: partition).map(\.data)
-        }
-    }
-
     @Test("write is durable and uploaded; wait(for: .upload) returns once the server has it")
     func writeAndUpload() async throws {
-        let fixture = try await Fixture()
+        let fixture = try await EngineFixture()
         defer { fixture.directory.remove() }
         let session = try await fixture.open()
         try await session.write(Data("one".utf8))
@@ -66,7 +20,7 @@ struct SyncSessionTests {
 
     @Test("opening the same partition twice returns the same session; sessions lists each once")
     func sessionRegistry() async throws {
-        let fixture = try await Fixture()
+        let fixture = try await EngineFixture()
         defer { fixture.directory.remove() }
         let user = try await fixture.app.login(.anonymous)
         let list = Collected(user.sessions)
@@ -83,7 +37,7 @@ struct SyncSessionTests {
 
     @Test("an empty partition name is a typed error")
     func emptyPartition() async throws {
-        let fixture = try await Fixture()
+        let fixture = try await EngineFixture()
         defer { fixture.directory.remove() }
         await #expect(throws: SyncError.invalidArgument("a partition name must not be empty")) {
             try await fixture.open("")
@@ -92,7 +46,7 @@ struct SyncSessionTests {
 
     @Test("suspend keeps unuploaded changes; resume uploads them")
     func suspendResume() async throws {
-        let fixture = try await Fixture()
+        let fixture = try await EngineFixture()
         defer { fixture.directory.remove() }
         let session = try await fixture.open()
         try await session.wait(for: .download)
@@ -109,7 +63,7 @@ struct SyncSessionTests {
 
     @Test("wait(for:) throws at once on an inactive session")
     func waitOnInactive() async throws {
-        let fixture = try await Fixture()
+        let fixture = try await EngineFixture()
         defer { fixture.directory.remove() }
         let session = try await fixture.open()
         session.suspend()
@@ -119,7 +73,7 @@ struct SyncSessionTests {
 
     @Test("wait(for:) throws when the session becomes inactive while waiting; it never hangs")
     func waitBecomesInactive() async throws {
-        let fixture = try await Fixture(faults: .init(hold: true))
+        let fixture = try await EngineFixture(faults: .init(hold: true))
         defer { fixture.directory.remove() }
         let session = try await fixture.open()
         try await session.write(Data("x".utf8))
@@ -131,7 +85,7 @@ struct SyncSessionTests {
 
     @Test("wait(for:) is cancellable")
     func waitCancelled() async throws {
-        let fixture = try await Fixture(faults: .init(hold: true))
+        let fixture = try await EngineFixture(faults: .init(hold: true))
         defer { fixture.directory.remove() }
         let session = try await fixture.open()
         let task = Task { try await session.wait(for: .download) }
@@ -141,7 +95,7 @@ struct SyncSessionTests {
 
     @Test("wait(for:on:completion:) calls back with nil when done, or the error")
     func waitCallback() async throws {
-        let fixture = try await Fixture()
+        let fixture = try await EngineFixture()
         defer { fixture.directory.remove() }
         let session = try await fixture.open()
         try await session.write(Data("x".utf8))
@@ -158,7 +112,7 @@ struct SyncSessionTests {
 
     @Test("stop policy .afterChangesUploaded: .dying until uploaded, then .inactive")
     func stopAfterChangesUploaded() async throws {
-        let fixture = try await Fixture(faults: .init(hold: true))
+        let fixture = try await EngineFixture(faults: .init(hold: true))
         defer { fixture.directory.remove() }
         let session = try await fixture.open()
         let states = Collected(session.state)
@@ -174,7 +128,7 @@ struct SyncSessionTests {
 
     @Test("stop policy .immediately: inactive at once, changes kept for next time")
     func stopImmediately() async throws {
-        let fixture = try await Fixture(stopPolicy: .immediately, faults: .init(hold: true))
+        let fixture = try await EngineFixture(stopPolicy: .immediately, faults: .init(hold: true))
         defer { fixture.directory.remove() }
         let session = try await fixture.open()
         try await session.write(Data("kept".utf8))
@@ -189,7 +143,7 @@ struct SyncSessionTests {
 
     @Test("stop policy .liveIndefinitely: close has no effect")
     func stopLiveIndefinitely() async throws {
-        let fixture = try await Fixture(stopPolicy: .liveIndefinitely)
+        let fixture = try await EngineFixture(stopPolicy: .liveIndefinitely)
         defer { fixture.directory.remove() }
         let session = try await fixture.open()
         session.close()
@@ -202,7 +156,7 @@ struct SyncSessionTests {
     func authenticationFailure() async throws {
         var configuration = SyncServer.Configuration()
         configuration.authentication = .apiKeys(["good": ["p"]])
-        let fixture = try await Fixture(server: try await SyncServer.embedded(configuration: configuration))
+        let fixture = try await EngineFixture(server: try await SyncServer.embedded(configuration: configuration))
         defer { fixture.directory.remove() }
         let session = try await fixture.open(credentials: .apiKey("bad"))
         try await eventually("invalid") { session.state.value == .invalid }
@@ -223,7 +177,7 @@ struct SyncSessionTests {
     func permissionDenied() async throws {
         var configuration = SyncServer.Configuration()
         configuration.authentication = .apiKeys(["key": ["allowed"]])
-        let fixture = try await Fixture(server: try await SyncServer.embedded(configuration: configuration))
+        let fixture = try await EngineFixture(server: try await SyncServer.embedded(configuration: configuration))
         defer { fixture.directory.remove() }
         let allowed = try await fixture.open("allowed", credentials: .apiKey("key"))
         let denied = try await fixture.open("secret", credentials: .apiKey("key"))
@@ -290,7 +244,7 @@ struct SyncSessionTests {
 
     @Test("addProgressNotification: nothing outstanding → one complete event and nil")
     func addProgressNotificationNothingOutstanding() async throws {
-        let fixture = try await Fixture()
+        let fixture = try await EngineFixture()
         defer { fixture.directory.remove() }
         let session = try await fixture.open()
         let received = Locked<[SyncProgress]>([])
@@ -306,7 +260,7 @@ struct SyncSessionTests {
 
     @Test("addProgressNotification: outstanding upload → values, one final 1.0, then it unregisters itself")
     func addProgressNotificationOutstanding() async throws {
-        let fixture = try await Fixture(faults: .init(hold: true))
+        let fixture = try await EngineFixture(faults: .init(hold: true))
         defer { fixture.directory.remove() }
         let session = try await fixture.open()
         try await session.write(Data(repeating: 1, count: 100))
@@ -330,7 +284,7 @@ struct SyncSessionTests {
 
     @Test("asyncOpen reports connecting, download progress, then the open session")
     func asyncOpen() async throws {
-        let fixture = try await Fixture()
+        let fixture = try await EngineFixture()
         defer { fixture.directory.remove() }
         let writer = try await fixture.open("shared")
         try await writer.write(Data(repeating: 9, count: 500))

@@ -1,0 +1,58 @@
+import Foundation
+import SyncServer
+import SyncWire
+
+@testable import SyncEngine
+
+/// An app on a temporary directory, against an embedded server (a new one unless given), reached through a
+/// `FaultInjectingTransport`, with every engine timer on a `TestExecutor` and every error collected.
+struct EngineFixture {
+    let server: SyncServer
+    let transport = FaultInjectingTransport()
+    let timers = TestExecutor()
+    let directory = TemporaryDirectory()
+    let app: SyncApp
+    let errors: Collected<(error: SyncError, session: SyncSession?)>
+
+    init(
+        server: SyncServer? = nil,
+        sharing: ConnectionSharing = .perUser,
+        stopPolicy: StopPolicy = .afterChangesUploaded,
+        random: @escaping @Sendable () -> Double = { 0 },
+        faults: FaultInjectingTransport.Faults = .init()
+    ) async throws {
+        if let server {
+            self.server = server
+        } else {
+            self.server = try await SyncServer.embedded()
+        }
+        transport.faults = faults
+        app = makeApp(
+            server: self.server.endpoint,
+            directory: directory.url,
+            transport: transport,
+            timers: timers,
+            connectionSharing: sharing,
+            stopPolicy: stopPolicy,
+            random: random
+        )
+        errors = Collected(app.errors)
+    }
+
+    func open(_ partition: String = "p", credentials: SyncCredentials = .anonymous) async throws -> SyncSession {
+        try await app.login(credentials).openSession(partition: partition)
+    }
+
+    /// Lets the held first attempt time out (120 s), then the reconnect after the 1 s backoff go through.
+    func connectAfterTheHeldAttemptTimesOut() async throws {
+        try await eventually("connect timeout armed") { timers.nextDueTime == .zero + .seconds(120) }
+        timers.advance(by: .seconds(120))
+        try await eventually("reconnect scheduled") { timers.nextDueTime == timers.now + .seconds(1) }
+        timers.advance(by: .seconds(1))
+    }
+
+    /// The partition's log on the server.
+    func serverLog(_ partition: String = "p") async throws -> [[UInt8]] {
+        try await server.changesets(in: partition).map(\.data)
+    }
+}
