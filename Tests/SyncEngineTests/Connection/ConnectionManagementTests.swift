@@ -173,6 +173,35 @@ struct ConnectionManagementTests {
         try await eventually("connected again") { session.connectionState.value == .connected }
     }
 
+    @Test("messages delayed in transit arrive in order; a delay longer than the pong timeout drops the connection")
+    func delayedMessages() async throws {
+        let fixture = try await EngineFixture()
+        defer { fixture.directory.remove() }
+        let session = try await fixture.open()
+        let other = TemporaryDirectory()
+        defer { other.remove() }
+        let writer = try await makeApp(server: fixture.server.endpoint, directory: other.url)
+            .login(.anonymous).openSession(partition: "p")
+        try await session.wait(for: .download)
+        let seen = Collected(session.changesets)
+
+        fixture.transport.faults.delayMessages = true
+        for index in 0..<5 { try await writer.write(Data([UInt8(index)])) }
+        try await writer.wait(for: .upload)
+        try await Task.sleep(for: .milliseconds(20))  // give the held messages every chance to leak through
+        #expect(seen.values.isEmpty)
+        fixture.transport.deliverDelayedMessages()
+        try await eventually("all five, in order") { seen.values.count == 5 }
+        #expect(seen.values.map(\.data) == (0..<5).map { Data([UInt8($0)]) })
+
+        // Held past the pong timeout, the pong is as good as lost.
+        fixture.transport.faults.delayMessages = true
+        fixture.timers.advance(by: .seconds(60))
+        try await eventually("pong timeout armed") { fixture.timers.nextDueTime == fixture.timers.now + .seconds(120) }
+        fixture.timers.advance(by: .seconds(120))
+        try await eventually("pong timed out") { fixture.errors.values.map(\.error) == [.pongTimedOut] }
+    }
+
     @Test("one connection per user is shared by the user's sessions")
     func sharedConnection() async throws {
         let fixture = try await EngineFixture()

@@ -282,6 +282,26 @@ struct SyncSessionTests {
         _ = token
     }
 
+    @Test("progress callbacks run on the executor given at registration, and never after invalidate()")
+    func callbacksOnTheGivenExecutor() async throws {
+        let fixture = try await EngineFixture(faults: .init(hold: true))
+        defer { fixture.directory.remove() }
+        let session = try await fixture.open()
+        let callbacks = TestExecutor()
+        let received = Locked<[SyncProgress]>([])
+        let token = session.addProgressNotification(for: .upload, mode: .reportIndefinitely, on: callbacks) {
+            progress in received.withLock { $0.append(progress) }
+        }
+        try await session.write(Data(repeating: 0, count: 10))
+        #expect(received.withLock { $0 }.isEmpty)  // nothing runs until the executor does
+        callbacks.advance(by: .zero)
+        #expect(received.withLock { $0.map(\.transferrableBytes) } == [0, 10])
+        try await session.write(Data(repeating: 0, count: 10))
+        token?.invalidate()
+        callbacks.advance(by: .zero)
+        #expect(received.withLock { $0.count } == 2)
+    }
+
     @Test("asyncOpen reports connecting, download progress, then the open session")
     func asyncOpen() async throws {
         let fixture = try await EngineFixture()

@@ -90,6 +90,8 @@ final class FaultInjectingTransport: SyncTransport {
         var hold = false
         /// Pongs from the server are not delivered.
         var swallowPongs = false
+        /// The server's messages are held in transit (in order) until `deliverDelayedMessages()`.
+        var delayMessages = false
     }
 
     private let inner = InMemoryTransport()
@@ -111,11 +113,20 @@ final class FaultInjectingTransport: SyncTransport {
         }
         let connection = FaultyConnection(
             inner: faults.refuse || faults.hold ? nil : inner.connect(to: endpoint),
-            swallowPongs: { [state] in state.withLock { $0.faults.swallowPongs } }
+            currentFaults: { [state] in state.withLock { $0.faults } }
         )
         if faults.refuse { connection.end(.refused("refused by the test")) }
         state.withLock { $0.connections.append(connection) }
         return connection
+    }
+
+    /// Stops delaying and delivers every held message, in order.
+    func deliverDelayedMessages() {
+        let connections = state.withLock { state -> [FaultyConnection] in
+            state.faults.delayMessages = false
+            return state.connections
+        }
+        for connection in connections { connection.releaseHeld() }
     }
 
     /// Ends every open connection as if the network failed.
@@ -132,27 +143,27 @@ final class FaultyConnection: SyncClientConnection {
     let events: AsyncStream<SyncTransportEvent>
     private let continuation: AsyncStream<SyncTransportEvent>.Continuation
     private let inner: (any SyncClientConnection)?
-    private let ended = Locked(false)
+    /// Whether the connection ended, and the server messages held in transit.
+    private let state = Locked<(ended: Bool, held: [SyncTransportEvent])>((false, []))
 
-    init(inner: (any SyncClientConnection)?, swallowPongs: @escaping @Sendable () -> Bool) {
+    init(inner: (any SyncClientConnection)?, currentFaults: @escaping @Sendable () -> FaultInjectingTransport.Faults) {
         (events, continuation) = AsyncStream.makeStream()
         self.inner = inner
         guard let inner else { return }
-        Task { [continuation, ended] in
+        Task { [weak self] in
             for await event in inner.events {
-                if ended.withLock({ $0 }) { return }
-                if case .message(.pong) = event, swallowPongs() { continue }
-                if case .closed = event {
-                    if ended.withLock({ ended in
-                        defer { ended = true }; return ended
-                    }) {
-                        return
-                    }
-                    continuation.yield(event)
-                    continuation.finish()
+                guard let self else { return }
+                switch event {
+                case .message(.pong) where currentFaults().swallowPongs:
+                    continue
+                case .message where currentFaults().delayMessages:
+                    self.state.withLock { $0.held.append(event) }
+                case .closed:
+                    self.end(with: event)
                     return
+                default:
+                    self.forward(event)
                 }
-                continuation.yield(event)
             }
         }
     }
@@ -162,13 +173,30 @@ final class FaultyConnection: SyncClientConnection {
     func close() { end(nil) }
 
     func end(_ error: SyncTransportError?) {
+        inner?.close()
+        end(with: .closed(error))
+    }
+
+    /// Delivers the held messages, in order.
+    func releaseHeld() {
+        let held = state.withLock { state -> [SyncTransportEvent] in
+            defer { state.held.removeAll() }
+            return state.ended ? [] : state.held
+        }
+        for event in held { forward(event) }
+    }
+
+    private func forward(_ event: SyncTransportEvent) {
+        if !state.withLock({ $0.ended }) { continuation.yield(event) }
+    }
+
+    private func end(with closing: SyncTransportEvent) {
         guard
-            !ended.withLock({ ended in
-                defer { ended = true }; return ended
+            !state.withLock({ state in
+                defer { state.ended = true }; return state.ended
             })
         else { return }
-        inner?.close()
-        continuation.yield(.closed(error))
+        continuation.yield(closing)
         continuation.finish()
     }
 }
