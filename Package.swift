@@ -22,7 +22,7 @@ let package = Package(
         .target(name: "SyncServer", dependencies: ["SyncStreams", "SyncWire", "SyncStorage"]),
 
         .testTarget(name: "SyncStreamsTests", dependencies: ["SyncStreams"]),
-        .testTarget(name: "SyncWireTests", dependencies: ["SyncWire"]),
+        .testTarget(name: "SyncWireTests", dependencies: ["SyncWire", "SyncStreams"]),
         .testTarget(name: "SyncStorageTests", dependencies: ["SyncStorage"]),
         .testTarget(name: "SyncEngineTests", dependencies: ["SyncEngine", "SyncServer", "SyncWire", "SyncStorage"]),
         .testTarget(name: "SyncServerTests", dependencies: ["SyncServer", "SyncWire"]),

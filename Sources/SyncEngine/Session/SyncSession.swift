@@ -118,9 +118,11 @@ public final class SyncSession: Sendable, Hashable, CustomStringConvertible {
     ///   invalid before that (it never hangs on a stopped session); `.cancelled` if the task is cancelled.
     public func wait(for direction: ProgressDirection) async throws(SyncError) {
         if direction == .download {
-            repeat {
+            while true {
                 try await waitUntilFinished(connectionState.first(where: { $0 == .connected }))
-            } while !(await engine.downloadMark())
+                if await engine.downloadMark() { break }
+                await Task.yield()  // the connection just ended; its state is about to say so
+            }
         }
         try await waitUntilFinished(engine.notifier.progress(for: direction, mode: .forCurrentlyOutstandingWork))
     }
