@@ -202,6 +202,29 @@ struct ConnectionManagementTests {
         try await eventually("pong timed out") { fixture.errors.values.map(\.error) == [.pongTimedOut] }
     }
 
+    @Test("a server storage failure is reported, and the upload is retried after the server's hint")
+    func serverStorageFailureIsRetried() async throws {
+        let store = FlakyStore(failingAppends: 1)
+        var configuration = SyncServer.Configuration()
+        configuration.store = store
+        let fixture = try await EngineFixture(server: try await SyncServer.embedded(configuration: configuration))
+        defer { fixture.directory.remove() }
+        let session = try await fixture.open()
+        try await session.write(Data("persist me".utf8))
+        try await eventually("the failure is reported") { !fixture.errors.values.isEmpty }
+        guard case .serverError = fixture.errors.values.first?.error else {
+            Issue.record("expected a server error, got \(fixture.errors.values.map(\.error))")
+            return
+        }
+        #expect(fixture.errors.values.first?.session === session)
+        #expect(session.state.value == .active)
+        // The server asked for 1 s; the backoff's first delay is 1 s too.
+        try await eventually("retry scheduled") { fixture.timers.nextDueTime == fixture.timers.now + .seconds(1) }
+        fixture.timers.advance(by: .seconds(1))
+        try await session.wait(for: .upload)
+        #expect(try await fixture.serverLog() == [Array("persist me".utf8)])
+    }
+
     @Test("one connection per user is shared by the user's sessions")
     func sharedConnection() async throws {
         let fixture = try await EngineFixture()

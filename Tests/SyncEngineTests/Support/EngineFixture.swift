@@ -56,3 +56,23 @@ struct EngineFixture {
         try await server.changesets(in: partition).map(\.data)
     }
 }
+
+/// A server store that fails its first `failingAppends` appends, then keeps changesets in memory.
+actor FlakyStore: PartitionStore {
+    private var failuresLeft: Int
+    private var partitions: [String: [StoredChangeset]] = [:]
+
+    struct InjectedFailure: Error {}
+
+    init(failingAppends: Int) { failuresLeft = failingAppends }
+
+    func load(partition: String) async throws -> [StoredChangeset] { partitions[partition] ?? [] }
+
+    func append(_ changesets: [StoredChangeset], to partition: String) async throws {
+        if failuresLeft > 0 {
+            failuresLeft -= 1
+            throw InjectedFailure()
+        }
+        partitions[partition, default: []].append(contentsOf: changesets)
+    }
+}
