@@ -28,7 +28,17 @@ public enum EngineScenarios {
             run: { progressFanOut($0, mode: .reportIndefinitely, onSessionExecutor: true) }),
         Scenario(
             id: "P8", title: "sync throughput: 64 KB changesets, app → embedded server → app",
-            library: "SyncStreams", unit: "MB", count: Sizes.p8Megabytes, run: { await embeddedSync(megabytes: $0) }),
+            library: "SyncStreams", unit: "MB", count: Sizes.p8Megabytes,
+            run: { await embeddedSync(megabytes: $0, writesInFlight: 1) }),
+        Scenario(
+            id: "P8 64 in flight",
+            title: "sync throughput, the writer keeping 64 writes in flight (group commit)",
+            library: "SyncStreams", unit: "MB", count: Sizes.p8Megabytes,
+            run: { await embeddedSync(megabytes: $0, writesInFlight: 64) }),
+        Scenario(
+            id: "P8 64 in flight",
+            title: "sync throughput, the writer keeping 64 writes in flight (group commit)",
+            library: "loopback TCP", unit: "MB", count: Sizes.p8Megabytes, run: { loopbackTCP(megabytes: $0) }),
         Scenario(
             id: "P8", title: "sync throughput: 64 KB changesets, app → embedded server → app",
             library: "loopback TCP", unit: "MB", count: Sizes.p8Megabytes, run: { loopbackTCP(megabytes: $0) }),
@@ -56,9 +66,10 @@ public enum EngineScenarios {
         return accumulator.count - Sizes.p7Subscribers  // the deliveries of the updates (not the snapshot)
     }
 
-    /// Two apps on one embedded server: the first writes `megabytes` MB as 64 KB changesets, the second
-    /// waits until it holds all of them. One op is one MB, so ns/op gives the throughput.
-    public static func embeddedSync(megabytes: Int) async -> Int {
+    /// Two apps on one embedded server: the first writes `megabytes` MB as 64 KB changesets, keeping up to
+    /// `writesInFlight` writes waiting at a time (1: one after the other), the second waits until it holds
+    /// all of them. One op is one MB, so ns/op gives the throughput.
+    public static func embeddedSync(megabytes: Int, writesInFlight: Int) async -> Int {
         let changesets = megabytes * 16
         let payload = Data(repeating: 0xA5, count: 64 * 1024)
         let root = FileManager.default.temporaryDirectory.appendingPathComponent("P8-\(UUID().uuidString)")
@@ -77,7 +88,13 @@ public enum EngineScenarios {
                 counter.add(changeset.data.count)
                 if counter.count == changesets { received.signal() }
             }
-            for _ in 0..<changesets { try await writer.write(payload) }
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for index in 0..<changesets {
+                    if index >= writesInFlight { try await group.next() }
+                    group.addTask { try await writer.write(payload) }
+                }
+                try await group.waitForAll()
+            }
             await withCheckedContinuation { continuation in
                 DispatchQueue.global().async {
                     received.wait()

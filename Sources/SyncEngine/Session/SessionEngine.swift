@@ -25,6 +25,18 @@ actor SessionEngine {
     /// The live binding, while bound.
     private var channel: BoundChannel?
 
+    /// Group commit: what waits for the next fsync, and who waits for it.
+    private var pending: [PendingWrite] = []
+    private var pendingWaiters: [CheckedContinuation<SyncError?, Never>] = []
+    private var isFlushing = false
+
+    /// Records on their way to the file, with what to do once they are durable.
+    private struct PendingWrite {
+        var records: [Record]
+        /// For a download: the server's count of bytes still to send after it.
+        var remainingBytes: UInt64?
+    }
+
     init(
         partition: String,
         store: LocalStore,
@@ -68,10 +80,16 @@ actor SessionEngine {
     }
 
     /// A round trip to the server on the session's live binding: `true` once every download the server
-    /// sent before it has been stored; `false` when not bound or the connection ended first.
+    /// sent before it is durable and published; `false` when not bound or the connection ended first.
     func downloadMark() async -> Bool {
         guard channel != nil, controller.wantsSync else { return false }
-        return await connection.roundTrip()
+        guard await connection.roundTrip() else { return false }
+        do {
+            try await flushed()
+            return true
+        } catch {
+            return false
+        }
     }
 
     /// Connects at once if the connection is waiting to reconnect.
@@ -113,25 +131,22 @@ actor SessionEngine {
         if channel?.attempt == attempt { channel = nil }
     }
 
-    /// The next part of the partition's log: store it, publish it, and report progress.
+    /// The next part of the partition's log: queue it for the file; once it is durable it is published
+    /// and counted in the progress (`didStore`). Returns at once, so downloads that arrive while the file
+    /// is busy share the next fsync.
     ///
     /// Ignored once the session stopped wanting to sync (suspended, closed) even if it is not unbound yet:
     /// what is not stored is sent again on the next bind.
     func receive(_ download: Download) {
         guard channel?.sessionID == download.sessionID, controller.wantsSync else { return }
-        let new: [Changeset]
+        let records: [Record]
         do {
-            new = try store.appendDownload(download.entries)
+            records = try store.records(for: download.entries)
         } catch {
             failedFatally(error)
             return
         }
-        feed.publish(new)
-        let downloaded = store.downloadedBytes
-        let remaining = Int(clamping: download.remainingBytes)
-        notifier.update(.download, transferred: downloaded, transferrable: downloaded.addingClamped(remaining))
-        notifier.update(.upload, transferred: store.uploadedBytes, transferrable: store.uploadableBytes)
-        controller.handle(.pendingUploads(!store.unacknowledged.isEmpty))
+        enqueue(PendingWrite(records: records, remainingBytes: download.remainingBytes))
     }
 
     /// The connection's state changed (called from the connection's actor, and from here).
@@ -157,21 +172,83 @@ actor SessionEngine {
 
     // MARK: Writing
 
-    /// Appends `data` durably, reports it to upload progress, and uploads it when bound.
-    func write(_ data: [UInt8]) throws(SyncError) {
+    /// Appends `data` durably, reports it to upload progress, and uploads it when bound. Writes issued
+    /// while the file is busy share the next fsync (group commit); each returns once its own record is on
+    /// disk, and they are uploaded in client-version order.
+    func write(_ data: [UInt8]) async throws(SyncError) {
         guard controller.state != .invalid else { throw .sessionInvalid }
-        let version: UInt64
-        do {
-            version = try store.appendLocal(data)
-        } catch {
-            failedFatally(error)
-            throw error
+        try await commit(PendingWrite(records: [store.recordLocal(data)], remainingBytes: nil))
+    }
+
+    /// Returns once everything queued for the file before the call is durable (and published).
+    func flushed() async throws(SyncError) {
+        guard isFlushing || !pending.isEmpty else { return }
+        try await commit(PendingWrite(records: [], remainingBytes: nil))
+    }
+
+    // MARK: Group commit
+
+    private func commit(_ write: PendingWrite) async throws(SyncError) {
+        let failure: SyncError? = await withCheckedContinuation { continuation in
+            pendingWaiters.append(continuation)
+            enqueue(write)
+        }
+        if let failure { throw failure }
+    }
+
+    private func enqueue(_ write: PendingWrite) {
+        pending.append(write)
+        guard !isFlushing else { return }
+        isFlushing = true
+        Task { await self.flush() }
+    }
+
+    /// Writes everything pending with one fsync, then again for what arrived meanwhile, until nothing is
+    /// left. The actor is free during each fsync, so new writes and downloads gather into the next batch.
+    private func flush() async {
+        while !pending.isEmpty || !pendingWaiters.isEmpty {
+            let batch = pending
+            let waiters = pendingWaiters
+            pending = []
+            pendingWaiters = []
+            var failure: SyncError?
+            do {
+                try await store.file.append(batch.flatMap(\.records))
+            } catch {
+                failure = error
+            }
+            if let failure {
+                failedFatally(failure)
+            } else {
+                didStore(batch)
+            }
+            for waiter in waiters { waiter.resume(returning: failure) }
+        }
+        isFlushing = false
+    }
+
+    /// A batch is durable: count it, publish its changesets, report progress, upload its local changesets.
+    private func didStore(_ batch: [PendingWrite]) {
+        var synced: [Changeset] = []
+        var local: [UploadChangeset] = []
+        var remaining: UInt64?
+        for write in batch {
+            synced += store.apply(write.records)
+            for case .local(let clientVersion, let data) in write.records {
+                local.append(UploadChangeset(clientVersion: clientVersion, data: data))
+            }
+            if let bytes = write.remainingBytes { remaining = bytes }
+        }
+        feed.publish(synced)
+        if let remaining {
+            let downloaded = store.downloadedBytes
+            notifier.update(
+                .download, transferred: downloaded, transferrable: downloaded.addingClamped(Int(clamping: remaining)))
         }
         notifier.update(.upload, transferred: store.uploadedBytes, transferrable: store.uploadableBytes)
-        controller.handle(.pendingUploads(true))
-        if let channel, controller.wantsSync {
-            let changeset = UploadChangeset(clientVersion: version, data: data)
-            channel.send(.upload(Upload(sessionID: channel.sessionID, changesets: [changeset])))
+        controller.handle(.pendingUploads(!store.unacknowledged.isEmpty))
+        if let channel, controller.wantsSync, !local.isEmpty {
+            channel.send(.upload(Upload(sessionID: channel.sessionID, changesets: local)))
         }
     }
 }

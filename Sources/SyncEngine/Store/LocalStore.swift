@@ -5,8 +5,11 @@ import SyncWire
 /// One session's durable local copy of its partition: what the user wrote, what the server acknowledged,
 /// and what was downloaded — an append-only `RecordLog`, replayed when opened.
 ///
-/// Each append is on disk (fsync) before the call returns, so a `write` that returned survives a crash; a
-/// torn tail left by a crash is cut when the file is opened. Not thread-safe: its session's actor owns it.
+/// Writing is in two steps, so that writes issued together share one fsync (group commit): records are
+/// first made (`recordLocal`, `records(for:)`), which reserves their client and server versions; the
+/// owner makes them durable through `file` (an actor, so the disk work runs off the owner's actor) and
+/// then `apply`s them, which is when they count (acknowledged bytes, synced changesets, progress). A torn
+/// tail left by a crash is cut when the file is opened. Not thread-safe: its session's actor owns it.
 final class LocalStore {
     /// A changeset written locally.
     struct LocalChangeset {
@@ -16,17 +19,22 @@ final class LocalStore {
         var serverVersion: UInt64?
     }
 
-    private let log: RecordLog
+    /// The file, behind its own actor.
+    let file: StoreFile
     /// Identifies this file to the server (random, chosen when the file was created).
     let clientFileID: UInt64
-    /// Every local changeset, in client-version order (client version n is at index n − 1).
+    /// Every durable local changeset, in client-version order (client version n is at index n − 1).
     private(set) var localChangesets: [LocalChangeset] = []
     /// Every changeset the server has ordered, own and others', in server-version order.
     private(set) var synced: [Changeset] = []
     /// Client versions up to this one are acknowledged.
     private(set) var acknowledgedClientVersion: UInt64 = 0
-    /// The highest server version held (downloaded or acknowledged).
+    /// The highest server version held (downloaded or acknowledged) in the file.
     private(set) var downloadedVersion: UInt64 = 0
+    /// The highest client version assigned, durable or not yet.
+    private(set) var reservedClientVersion: UInt64 = 0
+    /// The highest server version held or on its way to the file.
+    private(set) var reservedDownloadedVersion: UInt64 = 0
     /// Bytes of local changesets, all and acknowledged.
     private(set) var uploadableBytes = 0
     private(set) var uploadedBytes = 0
@@ -37,6 +45,7 @@ final class LocalStore {
 
     /// Opens (or creates) the store at `path`.
     init(path: String, newClientFileID: () -> UInt64) throws(SyncError) {
+        let log: RecordLog
         do {
             log = try RecordLog(path: path)
         } catch {
@@ -49,39 +58,42 @@ final class LocalStore {
             records = records.dropFirst()
         } else if records.isEmpty {
             clientFileID = newClientFileID()
-            try append([.header(clientFileID: clientFileID)])
+            do {
+                try log.append(Record.header(clientFileID: clientFileID).encoded())
+            } catch {
+                throw .storageFailure("cannot write the local store \(path): \(error)")
+            }
         } else {
             throw .storageFailure("\(path) does not start with a local store header")
         }
+        var decoded: [Record] = []
         for bytes in records {
-            let record: Record
             do {
-                record = try Record(decoding: bytes)
+                decoded.append(try Record(decoding: bytes))
             } catch {
                 throw .storageFailure("undecodable record in \(path): \(error)")
             }
-            apply(record)
         }
+        file = StoreFile(log)
+        _ = apply(decoded)
+        reservedClientVersion = UInt64(localChangesets.count)
+        reservedDownloadedVersion = downloadedVersion
     }
 
-    /// The next client version to assign.
-    var nextClientVersion: UInt64 { UInt64(localChangesets.count) + 1 }
-
-    /// Local changesets the server has not acknowledged yet, in order.
+    /// Durable local changesets the server has not acknowledged yet, in order.
     var unacknowledged: ArraySlice<LocalChangeset> { localChangesets[Int(acknowledgedClientVersion)...] }
 
-    /// Durably records a new local changeset and returns its client version.
-    func appendLocal(_ data: [UInt8]) throws(SyncError) -> UInt64 {
-        let version = nextClientVersion
-        try append([.local(clientVersion: version, data: data)])
-        return version
+    /// The record of a new local changeset, with the next client version.
+    func recordLocal(_ data: [UInt8]) -> Record {
+        reservedClientVersion += 1
+        return .local(clientVersion: reservedClientVersion, data: data)
     }
 
-    /// Durably records a download's entries and returns the changesets they made known, in order.
-    /// Entries at or below `downloadedVersion` (already held) are skipped.
-    func appendDownload(_ entries: [DownloadEntry]) throws(SyncError) -> [Changeset] {
+    /// The records of a download's entries. Entries at or below the highest server version held or on its
+    /// way (a download sent again after a reconnect) are skipped.
+    func records(for entries: [DownloadEntry]) throws(SyncError) -> [Record] {
         var records: [Record] = []
-        for entry in entries where entry.serverVersion > downloadedVersion {
+        for entry in entries where entry.serverVersion > reservedDownloadedVersion {
             switch entry {
             case .changeset(let serverVersion, let data):
                 records.append(.downloaded(serverVersion: serverVersion, data: data))
@@ -92,49 +104,69 @@ final class LocalStore {
                 }
                 records.append(.acknowledged(serverVersion: serverVersion, clientVersion: clientVersion))
             }
+            reservedDownloadedVersion = entry.serverVersion
         }
-        if records.isEmpty { return [] }
-        let before = synced.count
-        try append(records)
-        return Array(synced[before...])
+        return records
     }
 
-    func close() { log.close() }
+    /// Counts durable records; returns the changesets they made known (synced), in order.
+    func apply(_ records: [Record]) -> [Changeset] {
+        records.compactMap { apply($0) }
+    }
 
-    private func append(_ records: [Record]) throws(SyncError) {
+    private func apply(_ record: Record) -> Changeset? {
+        switch record {
+        case .header:
+            return nil
+        case .local(_, let data):
+            localChangesets.append(
+                LocalChangeset(clientVersion: UInt64(localChangesets.count) + 1, data: data, serverVersion: nil))
+            uploadableBytes += data.count
+            return nil
+        case .acknowledged(let serverVersion, let clientVersion):
+            let index = Int(clientVersion) - 1
+            guard localChangesets.indices.contains(index), localChangesets[index].serverVersion == nil else {
+                return nil
+            }
+            localChangesets[index].serverVersion = serverVersion
+            acknowledgedClientVersion = max(acknowledgedClientVersion, clientVersion)
+            uploadedBytes += localChangesets[index].data.count
+            downloadedVersion = max(downloadedVersion, serverVersion)
+            let changeset = Changeset(data: Data(localChangesets[index].data), serverVersion: serverVersion)
+            synced.append(changeset)
+            return changeset
+        case .downloaded(let serverVersion, let data):
+            downloadedVersion = max(downloadedVersion, serverVersion)
+            downloadedBytes += data.count
+            let changeset = Changeset(data: Data(data), serverVersion: serverVersion)
+            synced.append(changeset)
+            return changeset
+        }
+    }
+}
+
+/// The local store's file behind an actor: appends (encode, checksum, write, fsync) run here, off the
+/// session's actor, which meanwhile gathers the next batch.
+actor StoreFile {
+    private let log: RecordLog
+
+    init(_ log: sending RecordLog) { self.log = log }
+
+    /// Appends `records` with one fsync; on failure nothing of them remains in the file.
+    func append(_ records: [Record]) throws(SyncError) {
+        guard !records.isEmpty else { return }
         do {
             try log.append(records.map { $0.encoded() })
         } catch {
             throw .storageFailure("cannot write the local store: \(error)")
         }
-        for record in records { apply(record) }
     }
 
-    private func apply(_ record: Record) {
-        switch record {
-        case .header:
-            break
-        case .local(_, let data):
-            localChangesets.append(LocalChangeset(clientVersion: nextClientVersion, data: data))
-            uploadableBytes += data.count
-        case .acknowledged(let serverVersion, let clientVersion):
-            let index = Int(clientVersion) - 1
-            guard localChangesets.indices.contains(index), localChangesets[index].serverVersion == nil else { return }
-            localChangesets[index].serverVersion = serverVersion
-            acknowledgedClientVersion = max(acknowledgedClientVersion, clientVersion)
-            uploadedBytes += localChangesets[index].data.count
-            downloadedVersion = max(downloadedVersion, serverVersion)
-            synced.append(Changeset(data: Data(localChangesets[index].data), serverVersion: serverVersion))
-        case .downloaded(let serverVersion, let data):
-            downloadedVersion = max(downloadedVersion, serverVersion)
-            downloadedBytes += data.count
-            synced.append(Changeset(data: Data(data), serverVersion: serverVersion))
-        }
-    }
+    func close() { log.close() }
 }
 
 /// One record of the local store's file.
-enum Record: Equatable {
+enum Record: Equatable, Sendable {
     case header(clientFileID: UInt64)
     case local(clientVersion: UInt64, data: [UInt8])
     case acknowledged(serverVersion: UInt64, clientVersion: UInt64)

@@ -18,6 +18,24 @@ struct SyncSessionTests {
         #expect(try await fixture.serverLog() == [Array("one".utf8), Array("two".utf8)])
     }
 
+    @Test("concurrent writes share fsyncs but all land, uploaded in client-version order, none lost")
+    func concurrentWrites() async throws {
+        let fixture = try await EngineFixture()
+        defer { fixture.directory.remove() }
+        let session = try await fixture.open()
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for index in 0..<50 {
+                group.addTask { try await session.write(Data("write \(index)".utf8)) }
+            }
+            try await group.waitForAll()
+        }
+        try await session.wait(for: .upload)
+        let log = try await fixture.server.changesets(in: "p")
+        #expect(log.map(\.clientVersion) == Array(1...50))
+        #expect(Set(log.map(\.data)) == Set((0..<50).map { Array("write \($0)".utf8) }))
+        #expect(session.engine.notifier.current(.upload)?.transferredBytes == log.reduce(0) { $0 + $1.data.count })
+    }
+
     @Test("opening the same partition twice returns the same session; sessions lists each once")
     func sessionRegistry() async throws {
         let fixture = try await EngineFixture()

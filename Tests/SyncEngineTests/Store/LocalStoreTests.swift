@@ -7,30 +7,30 @@ import Testing
 
 @Suite("Local store")
 struct LocalStoreTests {
-    func withStorePath(_ body: (String) throws -> Void) rethrows {
+    func withStorePath(_ body: (String) async throws -> Void) async rethrows {
         let directory = TemporaryDirectory()
         defer { directory.remove() }
-        try body(directory.url.appendingPathComponent("p.synclog").path)
+        try await body(directory.url.appendingPathComponent("p.synclog").path)
     }
 
     @Test("a new store gets a client file id that survives reopening")
-    func clientFileID() throws {
-        try withStorePath { path in
+    func clientFileID() async throws {
+        try await withStorePath { path in
             let store = try LocalStore(path: path, newClientFileID: { 42 })
             #expect(store.clientFileID == 42)
-            store.close()
+            await store.file.close()
             let reopened = try LocalStore(path: path, newClientFileID: { 7 })
             #expect(reopened.clientFileID == 42)
         }
     }
 
     @Test("local writes, acknowledgements and downloads are replayed on reopen")
-    func replay() throws {
-        try withStorePath { path in
+    func replay() async throws {
+        try await withStorePath { path in
             let store = try LocalStore(path: path, newClientFileID: { 1 })
-            #expect(try store.appendLocal([1, 2, 3]) == 1)
-            #expect(try store.appendLocal([4]) == 2)
-            let synced = try store.appendDownload([
+            #expect(try await store.appendLocal([1, 2, 3]) == 1)
+            #expect(try await store.appendLocal([4]) == 2)
+            let synced = try await store.appendDownload([
                 .changeset(serverVersion: 1, data: [9, 9]),
                 .acknowledged(serverVersion: 2, clientVersion: 1),
             ])
@@ -39,7 +39,7 @@ struct LocalStoreTests {
                     Changeset(data: Data([9, 9]), serverVersion: 1),
                     Changeset(data: Data([1, 2, 3]), serverVersion: 2),
                 ])
-            store.close()
+            await store.file.close()
 
             let reopened = try LocalStore(path: path, newClientFileID: { 2 })
             #expect(reopened.synced == synced)
@@ -47,36 +47,58 @@ struct LocalStoreTests {
             #expect(reopened.uploadableBytes == 4 && reopened.uploadedBytes == 3)
             #expect(reopened.downloadedBytes == 2)
             #expect(reopened.downloadedVersion == 2)
-            #expect(reopened.nextClientVersion == 3)
+            #expect(reopened.reservedClientVersion == 2)
         }
     }
 
     @Test("entries already held are skipped: nothing is stored twice")
-    func duplicatesSkipped() throws {
-        try withStorePath { path in
+    func duplicatesSkipped() async throws {
+        try await withStorePath { path in
             let store = try LocalStore(path: path, newClientFileID: { 1 })
-            _ = try store.appendDownload([.changeset(serverVersion: 1, data: [1])])
-            #expect(try store.appendDownload([.changeset(serverVersion: 1, data: [1])]).isEmpty)
+            _ = try await store.appendDownload([.changeset(serverVersion: 1, data: [1])])
+            #expect(try await store.appendDownload([.changeset(serverVersion: 1, data: [1])]).isEmpty)
             #expect(store.downloadedBytes == 1)
         }
     }
 
+    @Test("records count only once applied; versions are reserved when the records are made")
+    func reserveThenApply() async throws {
+        try await withStorePath { path in
+            let store = try LocalStore(path: path, newClientFileID: { 1 })
+            let first = store.recordLocal([1])
+            let second = store.recordLocal([2, 2])
+            #expect(first == .local(clientVersion: 1, data: [1]))
+            #expect(second == .local(clientVersion: 2, data: [2, 2]))
+            #expect(store.uploadableBytes == 0 && store.unacknowledged.isEmpty)
+            try await store.file.append([first, second])
+            _ = store.apply([first, second])
+            #expect(store.uploadableBytes == 3 && store.unacknowledged.map(\.clientVersion) == [1, 2])
+            // A download on its way is not asked for again, even before it is applied.
+            let pending = try store.records(for: [.changeset(serverVersion: 1, data: [7])])
+            #expect(try store.records(for: [.changeset(serverVersion: 1, data: [7])]).isEmpty)
+            #expect(store.downloadedVersion == 0)
+            try await store.file.append(pending)
+            #expect(store.apply(pending) == [Changeset(data: Data([7]), serverVersion: 1)])
+            #expect(store.downloadedVersion == 1)
+        }
+    }
+
     @Test("an acknowledgement of a client version never written is a fatal protocol violation")
-    func bogusAcknowledgement() throws {
-        try withStorePath { path in
+    func bogusAcknowledgement() async throws {
+        try await withStorePath { path in
             let store = try LocalStore(path: path, newClientFileID: { 1 })
             #expect(throws: SyncError.protocolViolation("acknowledgement of unknown client version 5", isFatal: true)) {
-                try store.appendDownload([.acknowledged(serverVersion: 1, clientVersion: 5)])
+                try store.records(for: [.acknowledged(serverVersion: 1, clientVersion: 5)])
             }
         }
     }
 
     @Test("a torn tail left by a crash is cut; everything before it survives")
-    func tornTail() throws {
-        try withStorePath { path in
+    func tornTail() async throws {
+        try await withStorePath { path in
             let store = try LocalStore(path: path, newClientFileID: { 1 })
-            _ = try store.appendLocal(Array(repeating: 7, count: 100))
-            store.close()
+            _ = try await store.appendLocal(Array(repeating: 7, count: 100))
+            await store.file.close()
             let handle = try #require(FileHandle(forWritingAtPath: path))
             handle.seekToEndOfFile()
             handle.write(Data([50, 0, 0, 0, 1, 2]))  // a record header cut short by the crash
@@ -85,13 +107,13 @@ struct LocalStoreTests {
             let reopened = try LocalStore(path: path, newClientFileID: { 2 })
             #expect(reopened.truncatedBytes == 6)
             #expect(reopened.unacknowledged.map(\.data) == [Array(repeating: 7, count: 100)])
-            #expect(try reopened.appendLocal([8]) == 2)
+            #expect(try await reopened.appendLocal([8]) == 2)
         }
     }
 
     @Test("a file that is not a local store is refused with a typed error")
-    func notAStore() {
-        withStorePath { path in
+    func notAStore() async {
+        await withStorePath { path in
             #expect(FileManager.default.createFile(atPath: path, contents: Data("hello, world".utf8)))
             #expect(throws: SyncError.self) { _ = try LocalStore(path: path, newClientFileID: { 1 }) }
         }
@@ -107,5 +129,23 @@ struct LocalStoreTests {
         #expect(throws: WireError.self) { try Record(decoding: [99]) }
         #expect(throws: WireError.self) { try Record(decoding: [2, 1]) }
         #expect(throws: WireError.self) { try Record(decoding: records[1].encoded() + [0]) }
+    }
+}
+
+extension LocalStore {
+    /// Writes one local changeset the way the session does (record, make durable, apply); returns its
+    /// client version.
+    func appendLocal(_ data: [UInt8]) async throws -> UInt64 {
+        let record = recordLocal(data)
+        try await file.append([record])
+        _ = apply([record])
+        return reservedClientVersion
+    }
+
+    /// Stores a download's entries the way the session does; returns the changesets they made known.
+    func appendDownload(_ entries: [DownloadEntry]) async throws -> [Changeset] {
+        let records = try records(for: entries)
+        try await file.append(records)
+        return apply(records)
     }
 }
