@@ -69,7 +69,7 @@ struct ProgressNotifierConcurrencyTests {
         let total = 10_000
         notifier.update(.download, transferred: 0, transferrable: total)
         let recorders = (0..<200).map { _ in ProgressRecorder() }
-        let tokens = Slot<[SubscriptionToken]>([])
+        let tokens = Locked<[SubscriptionToken]>([])
         DispatchQueue.concurrentPerform(iterations: 4) { lane in
             if lane < 2 {
                 for transferred in stride(from: lane, to: total, by: 2) {
@@ -79,12 +79,12 @@ struct ProgressNotifierConcurrencyTests {
                 for index in stride(from: lane - 2, to: recorders.count, by: 2) {
                     let token = recorders[index].subscribe(
                         to: notifier.progress(for: .download, mode: .forCurrentlyOutstandingWork))
-                    tokens.value = (tokens.value ?? []) + [token]
+                    tokens.withLock { $0.append(token) }  // one locked step: two lanes append at once
                 }
             }
         }
         notifier.update(.download, transferred: total, transferrable: total)
-        #expect(tokens.value?.count == recorders.count)
+        #expect(tokens.withLock { $0.count } == recorders.count)
         for recorder in recorders {
             let values = recorder.values
             #expect(recorder.overlaps == 0)
@@ -96,7 +96,7 @@ struct ProgressNotifierConcurrencyTests {
             #expect(zip(values, values.dropFirst()).allSatisfy { $0.progressEstimate <= $1.progressEstimate })
             #expect(zip(values, values.dropFirst()).allSatisfy { $0.transferrableBytes >= $1.transferrableBytes })
         }
-        tokens.value?.forEach { $0.invalidate() }
+        for token in tokens.withLock({ $0 }) { token.invalidate() }
     }
 
     @Test("7. both directions updated concurrently stay independent")
