@@ -48,9 +48,7 @@ extension ClientMessage {
     /// `.trailingBytes` if bytes follow the message. Never traps; allocates at most in proportion to
     /// `bytes.count`.
     public init(decoding bytes: [UInt8], maximumSize: Int = WireProtocol.maximumMessageSize) throws(WireError) {
-        guard bytes.count <= maximumSize else { throw .messageTooLarge(bytes.count, limit: maximumSize) }
-        var reader = ByteReader(bytes)
-        let type = try reader.readUInt8()
+        var (reader, type) = try ByteReader.message(bytes, maximumSize: maximumSize)
         switch type {
         case MessageType.hello:
             let version = try reader.readUInt16()

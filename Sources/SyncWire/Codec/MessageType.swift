@@ -62,3 +62,14 @@ extension ByteReader {
         }
     }
 }
+
+extension ByteReader {
+    /// The start of decoding a message: `.messageTooLarge` if `bytes` is longer than `maximumSize` (before
+    /// reading anything), otherwise a reader positioned after the message's type byte, and that byte.
+    static func message(_ bytes: [UInt8], maximumSize: Int) throws(WireError) -> (reader: ByteReader, type: UInt8) {
+        guard bytes.count <= maximumSize else { throw .messageTooLarge(bytes.count, limit: maximumSize) }
+        var reader = ByteReader(bytes)
+        let type = try reader.readUInt8()
+        return (reader, type)
+    }
+}

@@ -50,9 +50,7 @@ extension ServerMessage {
     /// presence flag other than 0 or 1) for a bad field, and `.trailingBytes` if bytes follow the message.
     /// Never traps; allocates at most in proportion to `bytes.count`.
     public init(decoding bytes: [UInt8], maximumSize: Int = WireProtocol.maximumMessageSize) throws(WireError) {
-        guard bytes.count <= maximumSize else { throw .messageTooLarge(bytes.count, limit: maximumSize) }
-        var reader = ByteReader(bytes)
-        let type = try reader.readUInt8()
+        var (reader, type) = try ByteReader.message(bytes, maximumSize: maximumSize)
         switch type {
         case MessageType.welcome:
             self = .welcome(protocolVersion: try reader.readUInt16())
