@@ -301,16 +301,6 @@ actor ServerConnection {
     }
 }
 
-/// A bound session's way to talk to the server on the connection it was bound on.
-struct BoundChannel: Sendable {
-    let connection: any SyncClientConnection
-    let sessionID: UInt32
-    /// The connection attempt it was bound on.
-    let attempt: Int
-
-    func send(_ message: ClientMessage) { connection.send(message) }
-}
-
 extension SyncError {
     /// The engine's view of an error the server reported.
     init(_ error: ProtocolError) {

@@ -1,0 +1,11 @@
+import SyncWire
+
+/// A bound session's way to talk to the server on the connection it was bound on.
+struct BoundChannel: Sendable {
+    let connection: any SyncClientConnection
+    let sessionID: UInt32
+    /// The connection attempt it was bound on.
+    let attempt: Int
+
+    func send(_ message: ClientMessage) { connection.send(message) }
+}
