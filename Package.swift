@@ -13,7 +13,7 @@ let package = Package(
         // Reactive streams; knows nothing about sync.
         .target(name: "SyncStreams"),
         // Shared by client and server: wire messages, their binary encoding, the transport abstraction.
-        .target(name: "SyncWire"),
+        .target(name: "SyncWire", dependencies: ["SyncStreams"]),
         // Shared by client and server: the durable append-only record file.
         .target(name: "SyncStorage"),
         // The client engine. Re-exports SyncStreams.

@@ -1,3 +1,5 @@
+import SyncWire
+
 extension SyncServer {
     /// How a `SyncServer` stores, authenticates and sizes its traffic.
     public struct Configuration: Sendable {
@@ -7,29 +9,60 @@ extension SyncServer {
         public var authentication: Authentication
         /// The most changeset bytes the server puts into one `download` message. Default: 64 KiB.
         ///
-        /// A run of entries larger than this (a bind's backlog, or a big upload forwarded to other
-        /// sessions) goes out as several `download` messages, each with at most this many changeset bytes
-        /// but at least one changeset, each with the exact `remainingBytes` of the run still to come, so
-        /// clients see progress in steps. Acknowledgements carry no bytes and ride along with the
-        /// changesets around them.
+        /// A run of entries larger than this (a bind's backlog, or uploads forwarded to other sessions)
+        /// goes out as several `download` messages, each with at most this many changeset bytes but at
+        /// least one changeset, each with the exact `remainingBytes` still to come, so clients see progress
+        /// in steps. Acknowledgements carry no bytes and ride along with the changesets around them; no
+        /// message exceeds `maximumMessageBytes`.
         public var maximumDownloadMessageBytes: Int
-        /// The largest changeset, in bytes, an upload may carry. Default: 16 MiB.
+        /// The largest message, in bytes, the server sends (and, over a network, accepts). Default:
+        /// `WireProtocol.maximumMessageSize` (16 MiB).
+        public var maximumMessageBytes: Int
+        /// The largest changeset, in bytes, an upload may carry. Default: the largest that fits in one
+        /// message of `maximumMessageBytes` with its framing (`WireProtocol.maximumChangesetSize`).
         ///
         /// An upload holding a bigger one is refused as a whole with `.messageTooLarge` for its session
         /// (fatal: the server also forgets the session).
         public var maximumChangesetBytes: Int
+        /// The most sessions one connection may bind at once; a `bind` beyond it is refused with
+        /// `.serverBusy` for that session. Default: 1,000.
+        public var maximumSessionsPerConnection: Int
+        /// The most partitions the server serves (keeps an index of) at once; a `bind` of a further
+        /// partition is refused with `.serverBusy`. Default: 100,000.
+        public var maximumPartitions: Int
+        /// The longest partition name, in UTF-8 bytes; a longer one is refused with `.malformedMessage`.
+        /// Default: 1,024.
+        public var maximumPartitionNameBytes: Int
+        /// The longest API key, in UTF-8 bytes; a longer one is refused with `.authenticationFailed`.
+        /// Default: 1,024.
+        public var maximumCredentialBytes: Int
+        /// The most connections open at once; further ones are refused. Default: 10,000.
+        public var maximumConnections: Int
 
         /// A configuration; every parameter has the default described on its property.
         public init(
             store: any PartitionStore = InMemoryPartitionStore(),
             authentication: Authentication = .anonymousAllowed,
             maximumDownloadMessageBytes: Int = 64 * 1024,
-            maximumChangesetBytes: Int = 16 * 1024 * 1024
+            maximumMessageBytes: Int = WireProtocol.maximumMessageSize,
+            maximumChangesetBytes: Int? = nil,
+            maximumSessionsPerConnection: Int = 1_000,
+            maximumPartitions: Int = 100_000,
+            maximumPartitionNameBytes: Int = 1_024,
+            maximumCredentialBytes: Int = 1_024,
+            maximumConnections: Int = 10_000
         ) {
             self.store = store
             self.authentication = authentication
             self.maximumDownloadMessageBytes = maximumDownloadMessageBytes
-            self.maximumChangesetBytes = maximumChangesetBytes
+            self.maximumMessageBytes = maximumMessageBytes
+            self.maximumChangesetBytes =
+                maximumChangesetBytes ?? WireProtocol.maximumChangesetSize(forMessageSize: maximumMessageBytes)
+            self.maximumSessionsPerConnection = maximumSessionsPerConnection
+            self.maximumPartitions = maximumPartitions
+            self.maximumPartitionNameBytes = maximumPartitionNameBytes
+            self.maximumCredentialBytes = maximumCredentialBytes
+            self.maximumConnections = maximumConnections
         }
     }
 }

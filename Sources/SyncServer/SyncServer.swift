@@ -35,7 +35,7 @@ public final class SyncServer: Sendable {
 
     private init(configuration: Configuration) {
         let core = ServerCore(configuration: configuration)
-        let registry = ConnectionRegistry()
+        let registry = ConnectionRegistry(maximumConnections: configuration.maximumConnections)
         self.core = core
         self.registry = registry
         endpoint = .inProcess(ConnectionAcceptor(core: core, registry: registry))

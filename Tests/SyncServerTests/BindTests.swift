@@ -124,12 +124,14 @@ struct BindTests {
         #expect(try await client.nextDownload().entries == [.changeset(serverVersion: 1, data: bytes(9))])
     }
 
-    @Test func downloadedVersionBeyondTheLogIsRefused() async throws {
+    @Test("a client holding versions beyond the server's log is told to reset, not to retry")
+    func downloadedVersionBeyondTheLogRequiresAClientReset() async throws {
         let server = try await SyncServer.embedded()
         let client = try await TestClient.welcomed(to: server)
         client.send(.bind(Bind(sessionID: 3, partition: "p", clientFileID: 1, downloadedVersion: 5)))
         let error = try await client.nextError()
-        #expect(error.code == .malformedMessage)
+        #expect(error.code == .clientResetRequired)
+        #expect(error.code.isFatal)
         #expect(error.sessionID == 3)
         #expect(try await client.bind(3, clientFileID: 1).count == 1)
     }

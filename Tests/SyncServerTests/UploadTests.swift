@@ -41,9 +41,12 @@ struct UploadTests {
 
         #expect(
             try await server.changesets(in: "p") == [
-                StoredChangeset(serverVersion: 1, clientFileID: 10, clientVersion: 1, data: bytes(1)),
-                StoredChangeset(serverVersion: 2, clientFileID: 10, clientVersion: 2, data: bytes(2, count: 6)),
-                StoredChangeset(serverVersion: 3, clientFileID: 20, clientVersion: 1, data: bytes(3)),
+                StoredChangeset(
+                    serverVersion: 1, clientFileID: 10, clientVersion: 1, data: bytes(1), owner: "anonymous"),
+                StoredChangeset(
+                    serverVersion: 2, clientFileID: 10, clientVersion: 2, data: bytes(2, count: 6), owner: "anonymous"),
+                StoredChangeset(
+                    serverVersion: 3, clientFileID: 20, clientVersion: 1, data: bytes(3), owner: "anonymous"),
             ]
         )
     }

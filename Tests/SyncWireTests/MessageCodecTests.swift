@@ -21,7 +21,7 @@ import Testing
 
     @Test func everyMessageTypeByteIsDistinct() {
         let types = Samples.client.map { $0.encoded()[0] } + Samples.server.map { $0.encoded()[0] }
-        #expect(Set(types) == [0x01, 0x02, 0x03, 0x04, 0x05, 0x81, 0x82, 0x83, 0x84, 0x85])
+        #expect(Set(types) == [0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x81, 0x82, 0x83, 0x84, 0x85, 0x86])
     }
 
     // MARK: - Golden bytes (these pin the format; docs/Protocol.md describes the same layout)
@@ -51,6 +51,10 @@ import Testing
             (.upload(Upload(sessionID: 1, changesets: [])), [0x03, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00]),
             (.unbind(sessionID: 0x0A0B_0C0D), [0x04, 0x0D, 0x0C, 0x0B, 0x0A]),
             (.ping(id: 0x0102_0304_0506_0708), [0x05, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01]),
+            (
+                .mark(sessionID: 2, id: 0x0102),
+                [0x06, 0x02, 0x00, 0x00, 0x00, 0x02, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00]
+            ),
         ]
         for (message, bytes) in golden {
             #expect(message.encoded() == bytes, "\(message)")
@@ -87,6 +91,10 @@ import Testing
             ),
             (.unbound(sessionID: 3), [0x83, 0x03, 0x00, 0x00, 0x00]),
             (.pong(id: 1), [0x84, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00]),
+            (
+                .marked(sessionID: 2, id: 0x0102),
+                [0x86, 0x02, 0x00, 0x00, 0x00, 0x02, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00]
+            ),
             (
                 .error(
                     ProtocolError(sessionID: 7, code: .serverBusy, message: "x", retryAfterMilliseconds: 1000)),
@@ -162,10 +170,10 @@ import Testing
     }
 
     @Test func unknownMessageTypesAreRejected() {
-        for type in UInt8.min...UInt8.max where !(0x01...0x05).contains(type) {
+        for type in UInt8.min...UInt8.max where !(0x01...0x06).contains(type) {
             #expect(throws: WireError.unknownMessageType(type)) { try ClientMessage(decoding: [type]) }
         }
-        for type in UInt8.min...UInt8.max where !(0x81...0x85).contains(type) {
+        for type in UInt8.min...UInt8.max where !(0x81...0x86).contains(type) {
             #expect(throws: WireError.unknownMessageType(type)) { try ServerMessage(decoding: [type]) }
         }
     }

@@ -21,6 +21,8 @@ enum Samples {
         .unbind(sessionID: .max),
         .ping(id: 0),
         .ping(id: .max),
+        .mark(sessionID: 0, id: 0),
+        .mark(sessionID: .max, id: .max),
     ]
 
     static let server: [ServerMessage] =
@@ -41,6 +43,8 @@ enum Samples {
             .unbound(sessionID: 3),
             .pong(id: 0),
             .pong(id: .max),
+            .marked(sessionID: 0, id: 0),
+            .marked(sessionID: .max, id: .max),
             .error(ProtocolError(code: .malformedMessage, message: "")),
             .error(
                 ProtocolError(

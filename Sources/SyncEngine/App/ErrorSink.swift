@@ -1,18 +1,35 @@
 import SyncStreams
 
 /// Where the engine reports errors: the subject behind `SyncApp.errors`, shared by the app's users and
-/// sessions (who must not keep the app itself alive).
+/// sessions (who must not keep the app itself alive). Reports are delivered on the app's callback
+/// executor, never on the engine's actor that met the error.
 final class ErrorSink: Sendable {
     let subject = PassthroughSubject<(error: SyncError, session: SyncSession?), Never>()
+    private let executor: any StreamExecutor
 
-    func report(_ error: SyncError, session: SyncSession?) { subject.send((error, session)) }
+    init(executor: any StreamExecutor) { self.executor = executor }
+
+    func report(_ error: SyncError, session: SyncSession?) {
+        let subject = subject
+        executor.execute { subject.send((error, session)) }
+    }
+
+    /// Ends the stream (the app closed): subscribers get `.finished` and are released.
+    func finish() {
+        let subject = subject
+        executor.execute { subject.send(completion: .finished) }
+    }
 }
 
 /// A weak reference that can be filled in after the object that needs it was made.
 final class WeakReference<Object: AnyObject & Sendable>: Sendable {
     private let reference = Locked<Weak>(Weak())
 
-    private struct Weak { weak var object: Object? }
+    private struct Weak: @unchecked Sendable {
+        // @unchecked Sendable: `Object` is Sendable; a weak reference to it is only read and written
+        // under the enclosing lock.
+        weak var object: Object?
+    }
 
     var object: Object? {
         get { reference.withLock { $0.object } }

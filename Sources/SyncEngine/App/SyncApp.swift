@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 import SyncStreams
 import SyncWire
@@ -9,43 +10,102 @@ import SyncWire
 /// let app = SyncApp(configuration: .init(server: server.endpoint, directory: directory))
 /// let user = try await app.login(.anonymous)
 /// let session = try await user.openSession(partition: "tasks")
+/// // …
+/// try await app.close()
 /// ```
 public final class SyncApp: Sendable {
     /// The configuration the app was made with.
     public let configuration: Configuration
-    private let users = Locked<[SyncCredentials: SyncUser]>([:])
-    private let errorSink = ErrorSink()
+    private let state = Locked<State>(State())
+    private let errorSink: ErrorSink
+    /// Where the app's own callbacks run (`errors`, `sessions`, `asyncOpen`).
+    let callbackExecutor: any StreamExecutor
 
-    public init(configuration: Configuration) { self.configuration = configuration }
+    private struct State: Sendable {
+        var users: [SyncCredentials: SyncUser] = [:]
+        var isClosed = false
+    }
+
+    public init(configuration: Configuration) {
+        self.configuration = configuration
+        callbackExecutor = configuration.callbackExecutor ?? DispatchQueue(label: "SyncApp.callbacks")
+        errorSink = ErrorSink(executor: callbackExecutor)
+    }
 
     /// Every error the engine meets, with the session it concerns (`nil` for a connection shared by
-    /// several sessions). Delivered on the engine's thread that met it; never finishes.
+    /// several sessions). Delivered on the app's callback executor; finishes when the app closes.
     public var errors: AnySyncStream<(error: SyncError, session: SyncSession?), Never> {
         errorSink.subject.eraseToAnyStream()
     }
 
-    /// Logs in: returns the user for `credentials` (the same object for the same credentials). The server
-    /// checks the credentials when the user's first session connects; a refusal makes the sessions
-    /// `.invalid` and reaches `errors` as `.authenticationFailed`.
+    /// Logs in: returns the user for `credentials` (the same object for the same credentials until it logs
+    /// out). The server checks the credentials when the user's first session connects; a refusal makes the
+    /// sessions `.invalid` and reaches `errors` as `.authenticationFailed`.
     ///
-    /// - Throws: `.storageFailure` if the user's directory cannot be created.
+    /// - Throws: `.appClosed` after `close()`; `.storageFailure` if the user's directory cannot be created.
     public func login(_ credentials: SyncCredentials) async throws(SyncError) -> SyncUser {
+        if state.withLock({ $0.isClosed }) { throw .appClosed }
         let directory = configuration.directory.appendingPathComponent(SyncUser.identifier(for: credentials))
-        do {
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        } catch {
-            throw .storageFailure("cannot create \(directory.path): \(error)")
+        try await BlockingIO.run { () throws(SyncError) in
+            do {
+                try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            } catch {
+                throw .storageFailure("cannot create \(directory.path): \(error)")
+            }
         }
-        return users.withLock { users in
-            if let user = users[credentials] { return user }
+        let user = state.withLock { state -> SyncUser? in
+            guard !state.isClosed else { return nil }
+            if let user = state.users[credentials] { return user }
             let user = SyncUser(
                 credentials: credentials,
                 directory: directory,
                 configuration: configuration,
-                errorSink: errorSink
+                callbackExecutor: callbackExecutor,
+                errorSink: errorSink,
+                onLogOut: { [weak self] user in self?.forget(user) }
             )
-            users[credentials] = user
+            state.users[credentials] = user
             return user
         }
+        guard let user else { throw .appClosed }
+        return user
+    }
+
+    /// Closes the app: every session of every user stops (changes not uploaded yet stay on disk for the
+    /// next time), connections close, store files are unlocked and closed, `errors` finishes, and
+    /// everything is released. Later calls on the app, its users and its sessions throw `.appClosed` or do
+    /// nothing. Calling it again does nothing.
+    ///
+    /// - Throws: Nothing today: what fails while closing (a final write) is reported on `errors` first. The
+    ///   signature leaves room for closes that must report to their caller.
+    public func close() async throws(SyncError) {
+        let users = state.withLock { state -> [SyncUser]? in
+            guard !state.isClosed else { return nil }
+            state.isClosed = true
+            defer { state.users = [:] }
+            return Array(state.users.values)
+        }
+        guard let users else { return }
+        for user in users { await user.logOut() }
+        errorSink.finish()
+    }
+
+    /// Forgets a user that logged out, so that a later `login` starts afresh.
+    private func forget(_ user: SyncUser) {
+        state.withLock { state in
+            if state.users[user.credentials] === user { state.users[user.credentials] = nil }
+        }
+    }
+}
+
+/// Runs blocking work (file-system calls) on a dispatch queue rather than Swift's cooperative pool.
+enum BlockingIO {
+    private static let queue = DispatchQueue(label: "SyncEngine.blocking", attributes: .concurrent)
+
+    static func run<T: Sendable, E: Error>(_ body: @escaping @Sendable () throws(E) -> T) async throws(E) -> T {
+        let result: Result<T, E> = await withCheckedContinuation { continuation in
+            queue.async { continuation.resume(returning: Result { () throws(E) -> T in try body() }) }
+        }
+        return try result.get()
     }
 }

@@ -27,11 +27,21 @@ extension SyncApp {
         public var pongTimeout: Duration
         /// Where the engine's timers run. Default: a dispatch queue of the app's own.
         public var timerExecutor: any StreamExecutor
-        /// Where session callbacks run when a registration names no executor. `nil` (default): a serial
-        /// queue per session. Never the engine's actors.
+        /// Where callbacks run: the app's (`errors`, `sessions`, `asyncOpen`) and each session's (`state`,
+        /// `connectionState`, `changesets`, progress without an executor of its own). `nil` (default): a
+        /// serial queue for the app and one per session. Never the engine's actors.
         public var callbackExecutor: (any StreamExecutor)?
         /// The source of randomness for backoff and keepalive jitter: returns a number in `0..<1`.
         public var random: @Sendable () -> Double
+        /// The largest changeset `SyncSession.write(_:)` accepts; a larger one is refused with
+        /// `.changesetTooLarge` before anything is stored. Default: `WireProtocol.maximumChangesetSize`, the
+        /// largest that fits in one message with its framing (what the reference server accepts).
+        public var maximumChangesetBytes: Int
+        /// Upload bytes a session sends ahead of the server's acknowledgements. Default: 8 MiB.
+        public var uploadWindowBytes: Int
+        /// Bytes a session lets wait for its next fsync (writes and downloads together) before `write`
+        /// and the reading of further downloads wait. Default: 16 MiB.
+        public var pendingWriteBytes: Int
 
         /// A configuration with Realm's defaults: connections shared per user, stop after changes are
         /// uploaded, backoff 1 s ×2 up to 5 min, connect timeout 120 s, ping every 60 s, pong timeout 120 s.
@@ -47,7 +57,10 @@ extension SyncApp {
             pongTimeout: Duration = .seconds(120),
             timerExecutor: (any StreamExecutor)? = nil,
             callbackExecutor: (any StreamExecutor)? = nil,
-            random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }
+            random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) },
+            maximumChangesetBytes: Int = WireProtocol.maximumChangesetSize,
+            uploadWindowBytes: Int = 8 << 20,
+            pendingWriteBytes: Int = 16 << 20
         ) {
             self.server = server
             self.directory = directory
@@ -61,6 +74,18 @@ extension SyncApp {
             self.timerExecutor = timerExecutor ?? DispatchQueue(label: "SyncEngine.timers")
             self.callbackExecutor = callbackExecutor
             self.random = random
+            self.maximumChangesetBytes = min(maximumChangesetBytes, WireProtocol.maximumChangesetSize)
+            self.uploadWindowBytes = max(1, uploadWindowBytes)
+            self.pendingWriteBytes = max(1, pendingWriteBytes)
+        }
+
+        /// The sizes that bound each session's memory.
+        var sessionLimits: SessionEngine.Limits {
+            SessionEngine.Limits(
+                maximumChangesetBytes: maximumChangesetBytes,
+                maximumMessageBytes: WireProtocol.maximumMessageSize,
+                uploadWindowBytes: uploadWindowBytes,
+                pendingBytes: pendingWriteBytes)
         }
     }
 }

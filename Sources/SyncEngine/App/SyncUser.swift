@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 import SyncStreams
 import SyncWire
@@ -9,68 +10,121 @@ public final class SyncUser: Sendable {
     let credentials: SyncCredentials
     let directory: URL
     let configuration: SyncApp.Configuration
+    private let callbackExecutor: any StreamExecutor
     private let errorSink: ErrorSink
+    private let onLogOut: @Sendable (SyncUser) -> Void
     private let registry = Locked<Registry>(Registry())
-    private let sessionsPublisher = OrderedPublisher<[SyncSession]>([])
+    private let sessionsPublisher: OrderedPublisher<[SyncSession]>
 
-    private struct Registry {
-        var sessions: [String: SyncSession] = [:]
-        var order: [SyncSession] = []
-        var sharedConnection: ServerConnection?
+    private enum Slot: Sendable {
+        /// Being opened (its store is read off the cooperative pool); callers wait for the task.
+        case opening(Task<SyncSession, any Error>)
+        case open(SyncSession)
     }
 
-    init(credentials: SyncCredentials, directory: URL, configuration: SyncApp.Configuration, errorSink: ErrorSink) {
+    private struct Registry: Sendable {
+        var slots: [String: Slot] = [:]
+        var order: [SyncSession] = []
+        var sharedConnection: ServerConnection?
+        var connections: [ServerConnection] = []
+        var isLoggedOut = false
+    }
+
+    init(
+        credentials: SyncCredentials,
+        directory: URL,
+        configuration: SyncApp.Configuration,
+        callbackExecutor: any StreamExecutor,
+        errorSink: ErrorSink,
+        onLogOut: @escaping @Sendable (SyncUser) -> Void
+    ) {
         self.identifier = Self.identifier(for: credentials)
         self.credentials = credentials
         self.directory = directory
         self.configuration = configuration
+        self.callbackExecutor = callbackExecutor
         self.errorSink = errorSink
+        self.onLogOut = onLogOut
+        sessionsPublisher = OrderedPublisher([], executor: callbackExecutor)
     }
 
     /// Every session opened, in the order they were opened.
     public var allSessions: [SyncSession] { registry.withLock { $0.order } }
 
     /// The session for `partition`, if one was opened.
-    public func session(for partition: String) -> SyncSession? { registry.withLock { $0.sessions[partition] } }
+    public func session(for partition: String) -> SyncSession? {
+        registry.withLock { registry in
+            if case .open(let session)? = registry.slots[partition] { return session }
+            return nil
+        }
+    }
 
-    /// The user's sessions as a state: the current list at once, then each change.
-    public var sessions: StateStream<[SyncSession]> { StateStream(sessionsPublisher.subject) }
+    /// The user's sessions as a state: the current list at once, then each change, delivered on the app's
+    /// callback executor; finishes… never (it stays at `[]` after `logOut()`).
+    public var sessions: StateStream<[SyncSession]> { sessionsPublisher.stateStream }
 
-    /// Opens (or returns the already open) session for `partition` and starts syncing it.
+    /// Opens (or returns the already open) session for `partition` and starts syncing it. An inactive
+    /// session (suspended or closed) is resumed, as Realm revives a session when its Realm opens again.
     ///
-    /// Opening reads the partition's local store: what was written before and not acknowledged is
-    /// uploaded again, and what was downloaded before is not downloaded again.
+    /// Opening reads the partition's local store, off the cooperative pool and outside any lock other
+    /// sessions need: what was written before and not acknowledged is uploaded again, and what was
+    /// downloaded before is not downloaded again. A final write torn by a crash is cut and reported on
+    /// `app.errors` as `.storeRepaired`.
     ///
-    /// - Throws: `.invalidArgument` for an empty partition name; `.storageFailure` if the local store
-    ///   cannot be opened.
+    /// - Throws: `.invalidArgument` for an empty partition name or one over 1,024 UTF-8 bytes;
+    ///   `.storeInUse` when another app has the store open; `.storeCorrupted` or `.storageFailure` if the
+    ///   local store cannot be opened; `.appClosed` after `logOut()` or `SyncApp.close()`.
     public func openSession(partition: String) async throws(SyncError) -> SyncSession {
         guard !partition.isEmpty else { throw .invalidArgument("a partition name must not be empty") }
-        let opened = registry.withLock { registry -> Result<(SyncSession, Bool), SyncError> in
-            if let existing = registry.sessions[partition] { return .success((existing, false)) }
-            return Result { () throws(SyncError) in try makeSession(partition: partition, registry: &registry) }
-                .map { session in
-                    registry.sessions[partition] = session
-                    registry.order.append(session)
-                    sessionsPublisher.enqueue(registry.order)
-                    return (session, true)
-                }
+        guard partition.utf8.count <= Self.maximumPartitionNameBytes else {
+            throw .invalidArgument("a partition name must have at most \(Self.maximumPartitionNameBytes) bytes")
         }
-        let (session, isNew) = try opened.get()
-        if isNew {
-            sessionsPublisher.drain()
-            await session.engine.reconcile()
+        let found = registry.withLock { registry -> Slot? in
+            guard !registry.isLoggedOut else { return nil }
+            if let slot = registry.slots[partition] { return slot }
+            let task = Task { () async throws -> SyncSession in
+                do throws(SyncError) {
+                    return try await self.makeSession(partition: partition)
+                } catch {
+                    self.registry.withLock { registry in
+                        if case .opening? = registry.slots[partition] { registry.slots[partition] = nil }
+                    }
+                    throw error
+                }
+            }
+            registry.slots[partition] = .opening(task)
+            return .opening(task)
+        }
+        guard let slot = found else { throw .appClosed }
+        let session: SyncSession
+        switch slot {
+        case .open(let open):
+            session = open
+            if session.state.value == .inactive { session.resume() }
+        case .opening(let task):
+            do {
+                session = try await task.value
+            } catch let error as SyncError {
+                throw error
+            } catch {
+                throw .storageFailure("\(error)")
+            }
         }
         return session
     }
 
+    /// The longest partition name, in UTF-8 bytes (the reference server's default limit).
+    static let maximumPartitionNameBytes = 1_024
+
     /// Opens the session for `partition` and reports the initial download: `.connecting`, then
     /// `.progress` values (`.forCurrentlyOutstandingWork`), then `.open(session)` once everything the
-    /// server had is downloaded, and finishes; or `.error` and finishes. Invalidating the token stops
-    /// waiting (the session stays open).
+    /// server had is downloaded, and finishes; or `.error` and finishes. Delivered on the app's callback
+    /// executor. Invalidating the token stops waiting (the session stays open).
     public func asyncOpen(partition: String) -> AnySyncStream<AsyncOpenState, Never> {
-        AnySyncStream { onValue, onCompletion in
+        let executor = callbackExecutor
+        return AnySyncStream { onValue, onCompletion in
             let output = PassthroughSubject<AsyncOpenState, Never>()
-            let outputToken = output.subscribe(onValue: onValue, onCompletion: onCompletion)
+            let outputToken = output.observe(onAny: executor).subscribe(onValue: onValue, onCompletion: onCompletion)
             let task = Task {
                 output.send(.connecting)
                 do throws(SyncError) {
@@ -94,24 +148,63 @@ public final class SyncUser: Sendable {
         }
     }
 
-    private func makeSession(partition: String, registry: inout Registry) throws(SyncError) -> SyncSession {
-        let path = directory.appendingPathComponent(Self.fileName(for: partition)).path
-        let store = try LocalStore(path: path, newClientFileID: { UInt64.random(in: 1...UInt64.max) })
-        let connection: ServerConnection
-        switch configuration.connectionSharing {
-        case .perUser:
-            if let shared = registry.sharedConnection {
-                connection = shared
-            } else {
-                connection = makeConnection()
-                registry.sharedConnection = connection
+    /// Logs the user out: every session stops as on `SyncApp.close()` (changes not uploaded yet stay on
+    /// disk), its connections close, its store files are unlocked and closed, and the app forgets the user,
+    /// so that a later `login` with the same credentials starts afresh. Later calls on this user and its
+    /// sessions throw `.appClosed` or do nothing. Calling it again does nothing.
+    public func logOut() async {
+        let taken = registry.withLock { registry -> (slots: [Slot], connections: [ServerConnection])? in
+            guard !registry.isLoggedOut else { return nil }
+            registry.isLoggedOut = true
+            defer {
+                registry.slots = [:]
+                registry.order = []
+                registry.sharedConnection = nil
+                registry.connections = []
+                sessionsPublisher.enqueue([])
             }
-        case .perSession:
-            connection = makeConnection()
+            return (Array(registry.slots.values), registry.connections)
         }
+        guard let taken else { return }
+        sessionsPublisher.drain()
+        for slot in taken.slots {
+            switch slot {
+            case .open(let session): await session.engine.shutDown()
+            case .opening(let task): _ = try? await task.value  // it sees the log-out and closes its store
+            }
+        }
+        for connection in taken.connections { await connection.close() }
+        onLogOut(self)
+    }
+
+    private func makeSession(partition: String) async throws(SyncError) -> SyncSession {
+        let path = directory.appendingPathComponent(Self.fileName(for: partition)).path
+        let (store, synced, discardedBytes) = try await LocalStore.open(
+            path: path, newClientFileID: { UInt64.random(in: 1...UInt64.max) })
+        let connection = registry.withLock { registry -> ServerConnection? in
+            guard !registry.isLoggedOut else { return nil }
+            switch configuration.connectionSharing {
+            case .perUser:
+                if let shared = registry.sharedConnection { return shared }
+                let connection = makeConnection()
+                registry.sharedConnection = connection
+                registry.connections.append(connection)
+                return connection
+            case .perSession:
+                let connection = makeConnection()
+                registry.connections.append(connection)
+                return connection
+            }
+        }
+        guard let connection else {
+            await store.file.close()
+            throw .appClosed
+        }
+        let sessionExecutor =
+            configuration.callbackExecutor ?? DispatchQueue(label: "SyncSession.callbacks.\(partition)")
         let sessionReference = WeakReference<SyncSession>()
         let engineReference = WeakReference<SessionEngine>()
-        let controller = SessionController(stopPolicy: configuration.stopPolicy) {
+        let controller = SessionController(stopPolicy: configuration.stopPolicy, executor: sessionExecutor) {
             guard let engine = engineReference.object else { return }
             Task { await engine.reconcile() }
         }
@@ -119,14 +212,32 @@ public final class SyncUser: Sendable {
         let engine = SessionEngine(
             partition: partition,
             store: store,
+            synced: synced,
             connection: connection,
             controller: controller,
+            callbackExecutor: sessionExecutor,
+            limits: configuration.sessionLimits,
             reportError: { errorSink.report($0, session: sessionReference.object) }
         )
         engineReference.object = engine
-        let session = SyncSession(
-            partition: partition, engine: engine, callbackExecutor: configuration.callbackExecutor)
+        let session = SyncSession(partition: partition, engine: engine, callbackExecutor: sessionExecutor)
         sessionReference.object = session
+        let registered = registry.withLock { registry -> Bool in
+            guard !registry.isLoggedOut else { return false }
+            registry.slots[partition] = .open(session)
+            registry.order.append(session)
+            sessionsPublisher.enqueue(registry.order)
+            return true
+        }
+        guard registered else {
+            await engine.shutDown()
+            throw .appClosed
+        }
+        sessionsPublisher.drain()
+        if discardedBytes > 0 {
+            errorSink.report(.storeRepaired(path: path, discardedBytes: discardedBytes), session: session)
+        }
+        await engine.reconcile()
         return session
     }
 

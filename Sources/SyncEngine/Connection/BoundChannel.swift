@@ -6,6 +6,8 @@ struct BoundChannel: Sendable {
     let sessionID: UInt32
     /// The connection attempt it was bound on.
     let attempt: Int
+    /// Which of the session's bindings this is (the session numbers them; 0 until it does).
+    var binding: UInt64 = 0
 
     func send(_ message: ClientMessage) { connection.send(message) }
 }

@@ -19,18 +19,23 @@ public struct ReconnectBackoff: Sendable, Hashable {
     public var maximumDelay: Duration
     /// Jitter subtracts up to this fraction of the delay (0.25: up to a quarter).
     public var jitterFraction: Double
+    /// A connection (or a session's binding) that lasted at least this long before it failed counts as
+    /// healthy: the next delay starts again from `initialDelay`.
+    public var resetAfter: Duration
 
-    /// Realm's defaults: 1 s, ×2, 5 min, up to a quarter off.
+    /// Realm's defaults: 1 s, ×2, 5 min, up to a quarter off, reset after 60 s of health.
     public init(
         initialDelay: Duration = .seconds(1),
         multiplier: Int = 2,
         maximumDelay: Duration = .seconds(300),
-        jitterFraction: Double = 0.25
+        jitterFraction: Double = 0.25,
+        resetAfter: Duration = .seconds(60)
     ) {
         self.initialDelay = initialDelay
         self.multiplier = multiplier
         self.maximumDelay = maximumDelay
         self.jitterFraction = jitterFraction
+        self.resetAfter = resetAfter
     }
 }
 

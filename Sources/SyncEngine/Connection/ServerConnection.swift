@@ -10,10 +10,18 @@ import SyncWire
 ///                        │ connect timeout / refused / lost                ▲  reconnect(): at once
 ///                        └─────────────────────────────────────────────────┘
 /// any ──last session unregisters──▶ idle        any ──fatal connection error──▶ failed (final)
+/// any ──close()──▶ closed (final)
 /// ```
 ///
+/// A session-level error the server reports (say its storage failed for one partition) ends only that
+/// session's binding: the session is bound again after its own backoff (or the server's hint, if longer),
+/// while the connection and the other sessions carry on. A connection or binding that lasted
+/// `ReconnectBackoff.resetAfter` before it failed starts its next backoff from the initial delay.
+///
 /// Timers run on the configured executor and come back into the actor tagged with the attempt they belong
-/// to (`attempt`), so a stale timer or a stale transport event does nothing.
+/// to (`attempt`), so a stale timer or a stale transport event does nothing. Every `await` of a session is
+/// followed by a check that the attempt is still the current one, so a connection that fails while a
+/// session binds never leaves a stale `.connected` behind.
 actor ServerConnection {
     private enum Phase {
         case idle
@@ -21,6 +29,7 @@ actor ServerConnection {
         case connected
         case waitingToReconnect
         case failed(SyncError)
+        case closed
     }
 
     private enum Timer: Hashable {
@@ -28,6 +37,7 @@ actor ServerConnection {
         case reconnect
         case ping
         case pongTimeout
+        case rebind(UInt32)
     }
 
     struct Settings: Sendable {
@@ -44,30 +54,42 @@ actor ServerConnection {
         var reportError: @Sendable (SyncError) -> Void
     }
 
+    /// A registered session's binding bookkeeping.
+    private struct Registration {
+        let session: SessionEngine
+        /// Set while bound on the current attempt, with the time it was bound.
+        var boundAt: StreamInstant?
+        /// The session's own backoff for rebinding after session-level errors.
+        var backoff = BackoffState()
+    }
+
     private let settings: Settings
     private var phase: Phase = .idle
-    private var sessions: [UInt32: SessionEngine] = [:]
-    private var bound: Set<UInt32> = []
+    private var sessions: [UInt32: Registration] = [:]
     private var nextSessionID: UInt32 = 1
     private var connection: (any SyncClientConnection)?
     /// Increases with each connection attempt; events and timers of older attempts are ignored.
     private var attempt = 0
     private var backoff = BackoffState()
+    /// When the current attempt was welcomed.
+    private var connectedAt: StreamInstant?
     private var timers: [Timer: ScheduledWork] = [:]
     private var nextPingID: UInt64 = 1
     private var awaitedPong: UInt64?
-    /// Round trips under way (`roundTrip()`), by ping number.
-    private var marks: [UInt64: CheckedContinuation<Bool, Never>] = [:]
+    /// Download marks under way, by mark number: the session they concern and who waits.
+    private var marks: [UInt64: (sessionID: UInt32, waiter: CheckedContinuation<Bool, Never>)] = [:]
+    private var nextMarkID: UInt64 = 1
 
     init(settings: Settings) { self.settings = settings }
 
     // MARK: Sessions
 
-    /// Adds `session`; it is bound as soon as (or once) the connection is up. Returns its session number.
-    func register(_ session: SessionEngine) async -> UInt32 {
+    /// Adds `session`; it is bound as soon as (or once) the connection is up. Returns its session number,
+    /// or `nil` when the connection is closed for good (the session is then told why).
+    func register(_ session: SessionEngine) async -> UInt32? {
         let id = nextSessionID
         nextSessionID += 1
-        sessions[id] = session
+        sessions[id] = Registration(session: session)
         switch phase {
         case .idle:
             startConnecting()
@@ -77,20 +99,26 @@ actor ServerConnection {
             session.connectionStateChanged(.disconnected)
         case .connected:
             await bind(id)
-            session.connectionStateChanged(.connected)
         case .failed(let error):
             sessions.removeValue(forKey: id)
             await session.failedFatally(error)
+            return nil
+        case .closed:
+            sessions.removeValue(forKey: id)
+            return nil
         }
         return id
     }
 
     /// Removes a session: unbinds it on the live connection, and closes the connection when it was the last.
     func unregister(_ id: UInt32) {
-        guard sessions.removeValue(forKey: id) != nil else { return }
-        if bound.remove(id) != nil { connection?.send(.unbind(sessionID: id)) }
-        if sessions.isEmpty, case .failed = phase {
-            return
+        guard let registration = sessions.removeValue(forKey: id) else { return }
+        cancel(.rebind(id))
+        endMarks(of: id)
+        if registration.boundAt != nil { connection?.send(.unbind(sessionID: id)) }
+        switch phase {
+        case .failed, .closed: return
+        case .idle, .connecting, .connected, .waitingToReconnect: break
         }
         if sessions.isEmpty { goIdle() }
     }
@@ -102,16 +130,27 @@ actor ServerConnection {
         startConnecting()
     }
 
-    /// Sends a ping and returns `true` once its pong arrives: by then every message the server sent
-    /// before it has been handled (events are handled in order). Returns `false` at once when not
-    /// connected, or when the connection ends first.
-    func roundTrip() async -> Bool {
-        guard case .connected = phase, let connection else { return false }
-        let id = nextPingID
-        nextPingID += 1
+    /// Closes the connection for good: every later `register` is refused, waiting marks end.
+    func close() {
+        cancelTimers()
+        attempt += 1
+        connection?.close()
+        connection = nil
+        sessions.removeAll()
+        phase = .closed
+    }
+
+    /// Asks the server for a mark on session `id` and returns `true` once it answers: by then every entry
+    /// the partition held when the mark arrived has been received and handed to the session (messages are
+    /// handled in order). Returns `false` at once when the session is not bound, or when its binding ends
+    /// first.
+    func mark(_ id: UInt32) async -> Bool {
+        guard case .connected = phase, sessions[id]?.boundAt != nil, let connection else { return false }
+        let markID = nextMarkID
+        nextMarkID += 1
         return await withCheckedContinuation { continuation in
-            marks[id] = continuation
-            connection.send(.ping(id: id))
+            marks[markID] = (id, continuation)
+            connection.send(.mark(sessionID: id, id: markID))
         }
     }
 
@@ -122,7 +161,8 @@ actor ServerConnection {
         attempt += 1
         let current = attempt
         phase = .connecting
-        bound.removeAll()
+        connectedAt = nil
+        for id in sessions.keys { sessions[id]?.boundAt = nil }
         let connection = settings.transport.connect(to: settings.endpoint)
         self.connection = connection
         schedule(.connectTimeout, after: settings.connectTimeout)
@@ -152,28 +192,26 @@ actor ServerConnection {
         case .welcome:
             guard case .connecting = phase else { return }
             phase = .connected
+            connectedAt = settings.executor.now
             cancel(.connectTimeout)
             schedulePing()
-            let current = attempt
             for id in sessions.keys.sorted() {
-                guard current == attempt else { return }
                 await bind(id)
             }
-            broadcast(.connected)
         case .download(let download):
-            guard bound.contains(download.sessionID), let session = sessions[download.sessionID] else { return }
-            await session.receive(download)
+            guard let registration = sessions[download.sessionID], registration.boundAt != nil else { return }
+            await registration.session.receive(download)
         case .unbound:
             break
         case .pong(let id):
-            if let mark = marks.removeValue(forKey: id) {
-                mark.resume(returning: true)
-                return
-            }
             guard id == awaitedPong else { return }
             awaitedPong = nil
             cancel(.pongTimeout)
             schedulePing()
+        case .marked(let sessionID, let id):
+            guard let mark = marks[id], mark.sessionID == sessionID else { return }
+            marks.removeValue(forKey: id)
+            mark.waiter.resume(returning: true)
         case .error(let error):
             await handle(error)
         }
@@ -181,28 +219,53 @@ actor ServerConnection {
 
     private func handle(_ error: ProtocolError) async {
         let syncError = SyncError(error)
-        if let id = error.sessionID {
-            guard let session = sessions[id] else { return }
-            if syncError.isFatal {
-                bound.remove(id)
-                sessions.removeValue(forKey: id)
-                if sessions.isEmpty { goIdle() }
-                await session.failedFatally(syncError)
-            } else {
-                // A session-level hiccup (e.g. the server's storage failed): start the connection over, which
-                // rebinds every session after the backoff.
-                await session.report(syncError)
-                await fail(syncError, retryAfter: error.retryAfterMilliseconds, alreadyReported: true)
-            }
+        guard let id = error.sessionID else {
+            return await fail(syncError, retryAfter: error.retryAfterMilliseconds)
+        }
+        guard let registration = sessions[id] else { return }
+        if syncError.isFatal {
+            sessions.removeValue(forKey: id)
+            cancel(.rebind(id))
+            endMarks(of: id)
+            if sessions.isEmpty { goIdle() }
+            await registration.session.failedFatally(syncError)
         } else {
-            await fail(syncError, retryAfter: error.retryAfterMilliseconds)
+            // A session-level hiccup: the server unbound this session only. Bind it again after its own
+            // backoff (at least the server's hint); the connection and the other sessions carry on.
+            let current = attempt
+            await unbindAfterError(id, error: syncError, retryAfter: error.retryAfterMilliseconds)
+            guard current == attempt else { return }
+            await registration.session.report(syncError)
         }
     }
 
+    private func unbindAfterError(_ id: UInt32, error: SyncError, retryAfter: UInt32?) async {
+        guard var registration = sessions[id] else { return }
+        let now = settings.executor.now
+        if let boundAt = registration.boundAt, now - boundAt >= settings.backoff.resetAfter {
+            registration.backoff.reset()
+        }
+        registration.boundAt = nil
+        var delay = registration.backoff.delay(
+            afterFailureOf: error.backoffKind, policy: settings.backoff, random: settings.random())
+        if let retryAfter { delay = max(delay, .milliseconds(retryAfter)) }
+        sessions[id] = registration
+        endMarks(of: id)
+        schedule(.rebind(id), after: delay)
+        registration.session.connectionStateChanged(.disconnected)
+        await registration.session.unbound(attempt: attempt)
+    }
+
+    /// Binds session `id` on the live connection and tells it it is connected, unless the attempt changed
+    /// meanwhile.
     private func bind(_ id: UInt32) async {
-        guard let connection, let session = sessions[id] else { return }
-        bound.insert(id)
-        await session.bound(to: BoundChannel(connection: connection, sessionID: id, attempt: attempt))
+        guard case .connected = phase, let connection, let registration = sessions[id], registration.boundAt == nil
+        else { return }
+        let current = attempt
+        sessions[id]?.boundAt = settings.executor.now
+        await registration.session.bound(to: BoundChannel(connection: connection, sessionID: id, attempt: current))
+        guard current == attempt, case .connected = phase, sessions[id]?.boundAt != nil else { return }
+        registration.session.connectionStateChanged(.connected)
     }
 
     // MARK: Failure and backoff
@@ -211,27 +274,31 @@ actor ServerConnection {
     ///
     /// The actor's own state is settled before the first `await`, so whatever runs in between (a new
     /// attempt after `reconnect()`) sees it; sessions ignore an unbind for an attempt that is not theirs.
-    private func fail(_ error: SyncError, retryAfter: UInt32? = nil, alreadyReported: Bool = false) async {
+    private func fail(_ error: SyncError, retryAfter: UInt32? = nil) async {
         let failedAttempt = attempt
+        if let connectedAt, settings.executor.now - connectedAt >= settings.backoff.resetAfter {
+            backoff.reset()
+        }
         cancelTimers()
         attempt += 1
         connection?.close()
         connection = nil
-        let wereBound = bound.compactMap { sessions[$0] }
-        bound.removeAll()
+        connectedAt = nil
+        let wereBound = sessions.values.filter { $0.boundAt != nil }.map(\.session)
+        for id in sessions.keys { sessions[id]?.boundAt = nil }
         if error.isFatal {
             phase = .failed(error)
-            let all = Array(sessions.values)
+            let all = sessions.values.map(\.session)
             sessions.removeAll()
             for session in all { await session.failedFatally(error) }
             return
         }
-        if !alreadyReported { settings.reportError(error) }
+        settings.reportError(error)
         if sessions.isEmpty {
             phase = .idle
         } else {
-            let random = settings.random()
-            var delay = backoff.delay(afterFailureOf: error.backoffKind, policy: settings.backoff, random: random)
+            var delay = backoff.delay(
+                afterFailureOf: error.backoffKind, policy: settings.backoff, random: settings.random())
             if let retryAfter { delay = max(delay, .milliseconds(retryAfter)) }
             phase = .waitingToReconnect
             schedule(.reconnect, after: delay)
@@ -245,7 +312,7 @@ actor ServerConnection {
         attempt += 1
         connection?.close()
         connection = nil
-        bound.removeAll()
+        connectedAt = nil
         phase = .idle
     }
 
@@ -280,24 +347,35 @@ actor ServerConnection {
             schedule(.pongTimeout, after: settings.pongTimeout)
         case .pongTimeout:
             await fail(.pongTimedOut)
+        case .rebind(let id):
+            await bind(id)
         }
     }
 
     private func cancel(_ timer: Timer) { timers.removeValue(forKey: timer)?.cancel() }
 
-    /// Cancels the timers and ends the round trips of the attempt that is ending.
+    /// Cancels the timers and ends the marks of the attempt that is ending.
     private func cancelTimers() {
         for work in timers.values { work.cancel() }
         timers.removeAll()
         awaitedPong = nil
         let pending = marks.values
         marks.removeAll()
-        for mark in pending { mark.resume(returning: false) }
+        for mark in pending { mark.waiter.resume(returning: false) }
+    }
+
+    /// Ends the marks waiting on session `id` (its binding ended).
+    private func endMarks(of id: UInt32) {
+        let ended = marks.filter { $0.value.sessionID == id }
+        for (markID, mark) in ended {
+            marks.removeValue(forKey: markID)
+            mark.waiter.resume(returning: false)
+        }
     }
 
     /// Tells every registered session the connection's state (without waiting for them).
     private func broadcast(_ state: ConnectionState) {
-        for session in sessions.values { session.connectionStateChanged(state) }
+        for registration in sessions.values { registration.session.connectionStateChanged(state) }
     }
 }
 
@@ -307,8 +385,9 @@ extension SyncError {
         let text = error.message.isEmpty ? "\(error.code)" : error.message
         switch error.code {
         case .authenticationFailed: self = .authenticationFailed(text)
-        case .permissionDenied: self = .permissionDenied(text)
+        case .permissionDenied, .foreignClientFile: self = .permissionDenied(text)
         case .serverBusy, .internalError: self = .serverError(text)
+        case .clientResetRequired: self = .clientResetRequired(text)
         case .malformedMessage, .unsupportedProtocolVersion, .messageTooLarge, .unknownSession,
             .sessionAlreadyBound, .badClientVersion:
             self = .protocolViolation(text, isFatal: error.code.isFatal)

@@ -28,14 +28,31 @@ public enum SyncError: Error, Sendable, Hashable, CustomStringConvertible {
     case cancelled
     /// The API was misused (e.g. an empty partition name).
     case invalidArgument(String)
+    /// `write(_:)` refused a changeset of `bytes` bytes, more than `limit` (the largest that fits in one
+    /// message); nothing was stored and the session stays usable.
+    case changesetTooLarge(bytes: Int, limit: Int)
+    /// The server no longer has history the local copy depends on (its log ends before the client's
+    /// downloaded version): the local copy must be reset before it can sync. Fatal.
+    case clientResetRequired(String)
+    /// The local store at `path` is open in another app or process (each store file has one writer).
+    case storeInUse(path: String)
+    /// The local store at `path` is damaged at byte `offset` (intact records follow the damage, so this
+    /// is not a write torn by a crash); nothing was changed in the file. Fatal.
+    case storeCorrupted(path: String, offset: UInt64)
+    /// Opening the local store at `path` found a final record torn by a crash and cut its `bytes` bytes:
+    /// a write that never completed (its `write(_:)` never returned). Reported for information; the session
+    /// works normally.
+    case storeRepaired(path: String, discardedBytes: Int)
+    /// The app was closed (`SyncApp.close()`), or the user logged out: the object can no longer be used.
+    case appClosed
 
     /// Whether retrying cannot help: the session concerned moves to `.invalid`.
     public var isFatal: Bool {
         switch self {
-        case .authenticationFailed, .permissionDenied, .storageFailure: true
+        case .authenticationFailed, .permissionDenied, .storageFailure, .clientResetRequired, .storeCorrupted: true
         case .protocolViolation(_, let isFatal): isFatal
         case .connectionFailed, .connectTimedOut, .pongTimedOut, .serverError, .sessionInactive, .sessionInvalid,
-            .cancelled, .invalidArgument:
+            .cancelled, .invalidArgument, .changesetTooLarge, .storeInUse, .storeRepaired, .appClosed:
             false
         }
     }
@@ -54,6 +71,14 @@ public enum SyncError: Error, Sendable, Hashable, CustomStringConvertible {
         case .sessionInvalid: "the session is invalid after a fatal error"
         case .cancelled: "cancelled"
         case .invalidArgument(let reason): "invalid argument: \(reason)"
+        case .changesetTooLarge(let bytes, let limit):
+            "a changeset of \(bytes) bytes exceeds the limit of \(limit) bytes; nothing was stored"
+        case .clientResetRequired(let reason): "client reset required: \(reason)"
+        case .storeInUse(let path): "the local store \(path) is in use by another app or process"
+        case .storeCorrupted(let path, let offset): "the local store \(path) is corrupted at byte \(offset)"
+        case .storeRepaired(let path, let bytes):
+            "the local store \(path) ended in a write torn by a crash; its \(bytes) bytes were discarded"
+        case .appClosed: "the app was closed or the user logged out"
         }
     }
 
@@ -72,6 +97,12 @@ public enum SyncError: Error, Sendable, Hashable, CustomStringConvertible {
         case .sessionInvalid: 9
         case .cancelled: 10
         case .invalidArgument: 11
+        case .changesetTooLarge: 12
+        case .clientResetRequired: 13
+        case .storeInUse: 14
+        case .storeCorrupted: 15
+        case .storeRepaired: 16
+        case .appClosed: 17
         }
     }
 }

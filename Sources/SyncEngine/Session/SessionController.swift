@@ -1,30 +1,36 @@
 import SyncStreams
 
-/// The session's state machine behind a lock, published in order, callable synchronously from any thread.
+/// The session's state machine behind a lock, callable synchronously from any thread; its states are
+/// published in order on the session's callback executor.
 final class SessionController: Sendable {
     private let machine: Locked<SessionStateMachine>
     private let publisher: OrderedPublisher<SessionState>
-    /// Called after each change is published (the engine reconciles what it does with the new state).
+    /// Called after each change is decided (the engine reconciles what it does with the new state).
     private let onChange: @Sendable () -> Void
 
-    init(stopPolicy: StopPolicy, onChange: @escaping @Sendable () -> Void) {
+    init(stopPolicy: StopPolicy, executor: any StreamExecutor, onChange: @escaping @Sendable () -> Void) {
         machine = Locked(SessionStateMachine(stopPolicy: stopPolicy))
-        publisher = OrderedPublisher(.active)
+        publisher = OrderedPublisher(.active, executor: executor)
         self.onChange = onChange
     }
 
-    var subject: CurrentValueSubject<SessionState, Never> { publisher.subject }
+    /// The state as a stream: `value` is the state as of the last event; subscribers are called on the
+    /// callback executor.
+    var stateStream: StateStream<SessionState> { publisher.stateStream }
 
-    /// The state as of the last event (the subject may be a moment behind while it publishes).
+    /// The state as of the last event.
     var state: SessionState { machine.withLock { $0.state } }
 
     var wantsSync: Bool { machine.withLock { $0.wantsSync } }
 
+    var isShutDown: Bool { machine.withLock { $0.isShutDown } }
+
     func handle(_ event: SessionStateMachine.Event) {
         let changed = machine.withLock { machine -> Bool in
-            guard let new = machine.handle(event) else { return false }
-            publisher.enqueue(new)
-            return true
+            let wasShutDown = machine.isShutDown
+            let new = machine.handle(event)
+            if let new { publisher.enqueue(new) }
+            return new != nil || machine.isShutDown != wasShutDown
         }
         guard changed else { return }
         publisher.drain()

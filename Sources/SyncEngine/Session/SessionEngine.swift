@@ -8,50 +8,89 @@ import SyncWire
 /// What the session should do is decided by its `SessionController` (synchronously, on the caller's
 /// thread); this actor reconciles what it does with that decision (`reconcile()`), so the order in which
 /// reconcile requests arrive does not matter.
+///
+/// Memory stays bounded by what is in flight, whatever the partition's size:
+/// - uploads go out in messages below the message limit, at most `Limits.uploadWindowBytes` sent and not
+///   yet acknowledged, their bytes read back from the store file as they are sent;
+/// - writes and downloads wait in a group-commit queue of at most `Limits.pendingBytes`; `write` and the
+///   connection's reading of downloads wait while it is full (so a fast server is slowed, through the
+///   transport's flow control, to the pace of the disk).
 actor SessionEngine {
+    /// The sizes that bound a session's memory.
+    struct Limits: Sendable {
+        /// The largest changeset `write` accepts.
+        var maximumChangesetBytes: Int
+        /// The largest message sent to the server.
+        var maximumMessageBytes: Int
+        /// Upload bytes sent and not yet acknowledged, at most (one changeset always fits).
+        var uploadWindowBytes: Int
+        /// Bytes waiting for the next fsync beyond which writers and the download reader wait.
+        var pendingBytes: Int
+    }
+
     let partition: String
     nonisolated let notifier = ProgressNotifier()
-    nonisolated let feed = ChangesetFeed()
+    nonisolated let feed: ChangesetFeed
     nonisolated let controller: SessionController
-    nonisolated let connectionStatePublisher = OrderedPublisher<ConnectionState>(.disconnected)
+    nonisolated let connectionStatePublisher: OrderedPublisher<ConnectionState>
     private let store: LocalStore
     private let connection: ServerConnection
+    private let limits: Limits
     private let reportError: @Sendable (SyncError) -> Void
 
     /// The session number while registered with the connection.
     private var registration: UInt32?
     private var isReconciling = false
     private var needsReconcile = false
-    /// The live binding, while bound.
+    /// The live binding, while bound, and a number that changes with every binding.
     private var channel: BoundChannel?
+    private var binding: UInt64 = 0
+    /// Who waits for a binding (`waitForDownloads`), by ticket.
+    private var bindingWaiters: [UInt64: CheckedContinuation<BoundChannel?, Never>] = [:]
+    private var nextTicket: UInt64 = 0
 
-    /// Group commit: what waits for the next fsync, and who waits for it.
+    /// Uploads: the next client version to send on this binding, and the bytes sent and not yet acknowledged.
+    private var nextToSend: UInt64 = 1
+    private var inFlightBytes = 0
+    private var isUploading = false
+
+    /// Group commit: what waits for the next fsync, who waits for it, and who waits for room.
     private var pending: [PendingWrite] = []
+    private var pendingBytes = 0
     private var pendingWaiters: [CheckedContinuation<SyncError?, Never>] = []
+    private var roomWaiters: [CheckedContinuation<Void, Never>] = []
     private var isFlushing = false
+    private var isClosed = false
 
     /// Records on their way to the file, with what to do once they are durable.
     private struct PendingWrite {
         var records: [Record]
         /// For a download: the server's count of bytes still to send after it.
         var remainingBytes: UInt64?
+        var byteCount: Int { records.reduce(0) { $0 + ($1.changesetData?.count ?? 0) } }
     }
 
     init(
         partition: String,
         store: LocalStore,
+        synced: [SyncedEntry],
         connection: ServerConnection,
         controller: SessionController,
+        callbackExecutor: any StreamExecutor,
+        limits: Limits,
         reportError: @escaping @Sendable (SyncError) -> Void
     ) {
         self.partition = partition
         self.store = store
         self.connection = connection
         self.controller = controller
+        self.limits = limits
         self.reportError = reportError
-        feed.publish(store.synced)
+        connectionStatePublisher = OrderedPublisher(.disconnected, executor: callbackExecutor)
+        feed = ChangesetFeed(file: store.file, reportError: reportError)
+        feed.publish(synced)
         notifier.update(.upload, transferred: store.uploadedBytes, transferrable: store.uploadableBytes)
-        controller.handle(.pendingUploads(!store.unacknowledged.isEmpty))
+        controller.handle(.pendingUploads(store.hasUnacknowledged))
     }
 
     // MARK: Following the controller
@@ -67,29 +106,17 @@ actor SessionEngine {
         defer { isReconciling = false }
         repeat {
             needsReconcile = false
-            let wantsSync = controller.wantsSync
+            let wantsSync = controller.wantsSync && !isClosed
             if wantsSync, registration == nil {
                 registration = await connection.register(self)
             } else if !wantsSync, let id = registration {
                 registration = nil
-                channel = nil
+                dropBinding()
                 await connection.unregister(id)
                 connectionStateChanged(.disconnected)
             }
+            if !wantsSync { resumeBindingWaiters(with: nil) }
         } while needsReconcile
-    }
-
-    /// A round trip to the server on the session's live binding: `true` once every download the server
-    /// sent before it is durable and published; `false` when not bound or the connection ended first.
-    func downloadMark() async -> Bool {
-        guard channel != nil, controller.wantsSync else { return false }
-        guard await connection.roundTrip() else { return false }
-        do {
-            try await flushed()
-            return true
-        } catch {
-            return false
-        }
     }
 
     /// Connects at once if the connection is waiting to reconnect.
@@ -98,47 +125,100 @@ actor SessionEngine {
         await connection.reconnect()
     }
 
+    /// Returns once everything the server held for the partition when this was called (or, if not bound
+    /// then, when the session was next bound) is downloaded, durable and published.
+    ///
+    /// - Throws: `.sessionInactive` / `.sessionInvalid` when the session stops wanting to sync first,
+    ///   `.appClosed` after shut-down, `.cancelled` when the task is cancelled.
+    func waitForDownloads() async throws(SyncError) {
+        while true {
+            guard let channel = await nextBinding() else {
+                if isClosed { throw .appClosed }
+                if Task.isCancelled { throw .cancelled }
+                throw controller.state == .invalid ? .sessionInvalid : .sessionInactive
+            }
+            if await connection.mark(channel.sessionID) {
+                try await flushed()
+                return
+            }
+            if Task.isCancelled { throw .cancelled }
+            // The binding ended before the answer: wait for the next one.
+            if self.channel?.binding == channel.binding { dropBinding() }
+        }
+    }
+
+    /// The live binding, waiting for one while the session wants to sync; `nil` when it does not (or the
+    /// task is cancelled).
+    private func nextBinding() async -> BoundChannel? {
+        if let channel { return channel }
+        guard controller.wantsSync, !isClosed, !Task.isCancelled else { return nil }
+        nextTicket += 1
+        let ticket = nextTicket
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<BoundChannel?, Never>) in
+                if Task.isCancelled {
+                    continuation.resume(returning: nil)
+                } else {
+                    bindingWaiters[ticket] = continuation
+                }
+            }
+        } onCancel: {
+            Task { await self.cancelBindingWaiter(ticket) }
+        }
+    }
+
+    private func cancelBindingWaiter(_ ticket: UInt64) {
+        bindingWaiters.removeValue(forKey: ticket)?.resume(returning: nil)
+    }
+
+    private func resumeBindingWaiters(with channel: BoundChannel?) {
+        let waiters = bindingWaiters.values
+        bindingWaiters.removeAll()
+        for waiter in waiters { waiter.resume(returning: channel) }
+    }
+
     // MARK: Events from the connection
 
     /// The session is bound on a live connection: announce it and upload what the server lacks.
     func bound(to channel: BoundChannel) {
-        self.channel = channel
-        channel.send(
+        binding += 1
+        let bound = BoundChannel(
+            connection: channel.connection, sessionID: channel.sessionID, attempt: channel.attempt, binding: binding)
+        self.channel = bound
+        nextToSend = store.reservedAcknowledgedClientVersion + 1
+        inFlightBytes = 0
+        bound.send(
             .bind(
                 Bind(
-                    sessionID: channel.sessionID,
+                    sessionID: bound.sessionID,
                     partition: partition,
                     clientFileID: store.clientFileID,
                     downloadedVersion: store.downloadedVersion
                 )
             )
         )
-        let pending = store.unacknowledged
-        if !pending.isEmpty {
-            channel.send(
-                .upload(
-                    Upload(
-                        sessionID: channel.sessionID,
-                        changesets: pending.map { UploadChangeset(clientVersion: $0.clientVersion, data: $0.data) }
-                    )
-                )
-            )
-        }
+        resumeBindingWaiters(with: bound)
+        Task { await self.sendUploads() }
     }
 
     /// The binding made on connection attempt `attempt` ended.
     func unbound(attempt: Int) {
-        if channel?.attempt == attempt { channel = nil }
+        if channel?.attempt == attempt { dropBinding() }
+    }
+
+    private func dropBinding() {
+        channel = nil
+        inFlightBytes = 0
     }
 
     /// The next part of the partition's log: queue it for the file; once it is durable it is published
-    /// and counted in the progress (`didStore`). Returns at once, so downloads that arrive while the file
-    /// is busy share the next fsync.
+    /// and counted in the progress (`didStore`). Returns once the group-commit queue has room, so a server
+    /// faster than the disk is slowed (the connection reads its next message only then).
     ///
     /// Ignored once the session stopped wanting to sync (suspended, closed) even if it is not unbound yet:
     /// what is not stored is sent again on the next bind.
-    func receive(_ download: Download) {
-        guard channel?.sessionID == download.sessionID, controller.wantsSync else { return }
+    func receive(_ download: Download) async {
+        guard channel?.sessionID == download.sessionID, controller.wantsSync, !isClosed else { return }
         let records: [Record]
         do {
             records = try store.records(for: download.entries)
@@ -147,6 +227,7 @@ actor SessionEngine {
             return
         }
         enqueue(PendingWrite(records: records, remainingBytes: download.remainingBytes))
+        await waitForRoom()
     }
 
     /// The connection's state changed (called from the connection's actor, and from here).
@@ -157,7 +238,7 @@ actor SessionEngine {
 
     /// A fatal error for this session: report it and stop for good.
     func failedFatally(_ error: SyncError) {
-        channel = nil
+        dropBinding()
         if let id = registration {
             registration = nil
             Task { [connection] in await connection.unregister(id) }
@@ -165,25 +246,108 @@ actor SessionEngine {
         reportError(error)
         controller.handle(.fatalError)
         connectionStateChanged(.disconnected)
+        resumeBindingWaiters(with: nil)
     }
 
     /// A non-fatal error for this session.
     func report(_ error: SyncError) { reportError(error) }
 
+    // MARK: Uploading
+
+    /// Sends the durable local changesets the server lacks, in client-version order, in messages below
+    /// the message limit, keeping at most `uploadWindowBytes` unacknowledged; their bytes are read back
+    /// from the store. Runs until nothing more may be sent; concurrent calls coalesce.
+    private func sendUploads() async {
+        guard !isUploading else { return }
+        isUploading = true
+        defer { isUploading = false }
+        while let channel, controller.wantsSync, !isClosed {
+            let candidates = store.unacknowledged(from: nextToSend)
+            guard !candidates.isEmpty, inFlightBytes < limits.uploadWindowBytes else { return }
+            var batch: [LocalStore.LocalEntry] = []
+            var size = 1 + 4 + 4
+            var bytes = 0
+            for entry in candidates {
+                let entrySize = 8 + 4 + entry.byteCount
+                if !batch.isEmpty
+                    && (size + entrySize > limits.maximumMessageBytes
+                        || inFlightBytes + bytes + entry.byteCount > limits.uploadWindowBytes)
+                {
+                    break
+                }
+                batch.append(entry)
+                size += entrySize
+                bytes += entry.byteCount
+            }
+            let first = nextToSend
+            let payloads: [[UInt8]]
+            do {
+                payloads = try await store.file.read(batch.map(\.location))
+            } catch {
+                failedFatally(error)
+                return
+            }
+            guard self.channel?.binding == channel.binding else { continue }
+            var changesets: [UploadChangeset] = []
+            changesets.reserveCapacity(batch.count)
+            for (offset, payload) in payloads.enumerated() {
+                guard case .local(let clientVersion, let data)? = try? Record(decoding: payload),
+                    clientVersion == first + UInt64(offset)
+                else {
+                    failedFatally(.storeCorrupted(path: store.file.path, offset: batch[offset].location.offset))
+                    return
+                }
+                changesets.append(UploadChangeset(clientVersion: clientVersion, data: data))
+            }
+            channel.send(.upload(Upload(sessionID: channel.sessionID, changesets: changesets)))
+            nextToSend = first + UInt64(batch.count)
+            inFlightBytes += bytes
+        }
+    }
+
     // MARK: Writing
 
     /// Appends `data` durably, reports it to upload progress, and uploads it when bound. Writes issued
     /// while the file is busy share the next fsync (group commit); each returns once its own record is on
-    /// disk, and they are uploaded in client-version order.
+    /// disk, and they are uploaded in client-version order. Waits first while the group-commit queue is full.
     func write(_ data: [UInt8]) async throws(SyncError) {
-        guard controller.state != .invalid else { throw .sessionInvalid }
+        try checkWritable()
+        guard data.count <= limits.maximumChangesetBytes else {
+            throw .changesetTooLarge(bytes: data.count, limit: limits.maximumChangesetBytes)
+        }
+        await waitForRoom()
+        try checkWritable()
         try await commit(PendingWrite(records: [store.recordLocal(data)], remainingBytes: nil))
+    }
+
+    private func checkWritable() throws(SyncError) {
+        if isClosed { throw .appClosed }
+        if controller.state == .invalid { throw .sessionInvalid }
     }
 
     /// Returns once everything queued for the file before the call is durable (and published).
     func flushed() async throws(SyncError) {
         guard isFlushing || !pending.isEmpty else { return }
         try await commit(PendingWrite(records: [], remainingBytes: nil))
+    }
+
+    // MARK: Shutting down
+
+    /// Stops for good (the app closed or the user logged out): unregisters from the connection, lets the
+    /// group commit in flight finish, refuses later writes, ends the changeset feed and closes the file
+    /// (unlocking it for the next app).
+    func shutDown() async {
+        guard !isClosed else { return }
+        isClosed = true
+        controller.handle(.shutDown)
+        await reconcile()
+        if isFlushing || !pending.isEmpty { _ = try? await flushed() }
+        let waiters = roomWaiters
+        roomWaiters = []
+        for waiter in waiters { waiter.resume() }
+        resumeBindingWaiters(with: nil)
+        feed.finish()
+        await store.file.close()
     }
 
     // MARK: Group commit
@@ -198,9 +362,16 @@ actor SessionEngine {
 
     private func enqueue(_ write: PendingWrite) {
         pending.append(write)
+        pendingBytes += write.byteCount
         guard !isFlushing else { return }
         isFlushing = true
         Task { await self.flush() }
+    }
+
+    /// Suspends while the group-commit queue holds `pendingBytes` or more (unless shut down).
+    private func waitForRoom() async {
+        guard pendingBytes >= limits.pendingBytes, !isClosed else { return }
+        await withCheckedContinuation { roomWaiters.append($0) }
     }
 
     /// Writes everything pending with one fsync, then again for what arrived meanwhile, until nothing is
@@ -211,45 +382,49 @@ actor SessionEngine {
             let waiters = pendingWaiters
             pending = []
             pendingWaiters = []
+            let records = batch.flatMap(\.records)
             var failure: SyncError?
-            do {
-                try await store.file.append(batch.flatMap(\.records))
-            } catch {
-                failure = error
+            var locations: [StoreLocation] = []
+            if !records.isEmpty {
+                do {
+                    locations = try await store.file.append(records.map { $0.encoded() })
+                } catch {
+                    failure = error
+                }
             }
+            pendingBytes -= batch.reduce(0) { $0 + $1.byteCount }
             if let failure {
                 failedFatally(failure)
             } else {
-                didStore(batch)
+                didStore(batch, records: records, at: locations)
             }
             for waiter in waiters { waiter.resume(returning: failure) }
+            if pendingBytes < limits.pendingBytes {
+                let ready = roomWaiters
+                roomWaiters = []
+                for waiter in ready { waiter.resume() }
+            }
         }
         isFlushing = false
     }
 
     /// A batch is durable: count it, publish its changesets, report progress, upload its local changesets.
-    private func didStore(_ batch: [PendingWrite]) {
-        var synced: [Changeset] = []
-        var local: [UploadChangeset] = []
-        var remaining: UInt64?
-        for write in batch {
-            synced += store.apply(write.records)
-            for case .local(let clientVersion, let data) in write.records {
-                local.append(UploadChangeset(clientVersion: clientVersion, data: data))
-            }
-            if let bytes = write.remainingBytes { remaining = bytes }
+    private func didStore(_ batch: [PendingWrite], records: [Record], at locations: [StoreLocation]) {
+        let acknowledgedBefore = store.acknowledgedClientVersion
+        feed.publish(store.apply(records, at: locations))
+        for clientVersion in (acknowledgedBefore + 1)..<(store.acknowledgedClientVersion + 1)
+        where clientVersion < nextToSend {
+            inFlightBytes -= store.local[Int(clientVersion - 1)].byteCount
         }
-        feed.publish(synced)
-        if let remaining {
+        inFlightBytes = max(0, inFlightBytes)
+        if let remaining = batch.last(where: { $0.remainingBytes != nil })?.remainingBytes {
             let downloaded = store.downloadedBytes
             notifier.update(
                 .download, transferred: downloaded, transferrable: downloaded.addingClamped(Int(clamping: remaining)))
         }
         notifier.update(.upload, transferred: store.uploadedBytes, transferrable: store.uploadableBytes)
-        controller.handle(.pendingUploads(!store.unacknowledged.isEmpty))
-        if let channel, controller.wantsSync, !local.isEmpty {
-            channel.send(.upload(Upload(sessionID: channel.sessionID, changesets: local)))
-        }
+        controller.handle(.pendingUploads(store.hasUnacknowledged))
+        if channel != nil { Task { await self.sendUploads() } }
     }
 }
 

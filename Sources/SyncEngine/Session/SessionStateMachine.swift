@@ -6,6 +6,9 @@
 /// | `.dying` | `.inactive` | `.active` | — | `.inactive` | `.invalid` |
 /// | `.inactive` | — | `.active` | — | — | `.invalid` |
 /// | `.invalid` | — | — | — | — | — |
+///
+/// `shutDown` (the app closed, or the user logged out) makes a live session `.inactive` for good: every
+/// later event is ignored, as in `.invalid`.
 struct SessionStateMachine: Sendable {
     enum Event: Sendable {
         case suspend
@@ -14,10 +17,14 @@ struct SessionStateMachine: Sendable {
         /// Whether local changes are waiting for upload.
         case pendingUploads(Bool)
         case fatalError
+        /// The app closed or the user logged out: stop for good.
+        case shutDown
     }
 
     private(set) var state: SessionState = .active
     private(set) var hasPendingUploads = false
+    /// Whether `shutDown` happened: the state never changes again.
+    private(set) var isShutDown = false
     let stopPolicy: StopPolicy
 
     init(stopPolicy: StopPolicy) { self.stopPolicy = stopPolicy }
@@ -25,11 +32,17 @@ struct SessionStateMachine: Sendable {
     /// Applies `event`; returns the new state if it changed.
     mutating func handle(_ event: Event) -> SessionState? {
         let old = state
+        if isShutDown { return nil }
         switch (state, event) {
         case (.invalid, .pendingUploads(let pending)):
             hasPendingUploads = pending
+        case (.invalid, .shutDown):
+            isShutDown = true
         case (.invalid, _):
             break
+        case (_, .shutDown):
+            isShutDown = true
+            state = .inactive
         case (_, .fatalError):
             state = .invalid
         case (.active, .suspend), (.dying, .suspend):

@@ -5,9 +5,12 @@ import SyncStreams
 /// One partition synced for one user: its state, its connection, its progress, and its changesets.
 ///
 /// Everything here is callable synchronously from any thread except `write(_:)` and `wait(for:)`, which
-/// wait. Progress callbacks run on the executor given at registration (default: the session's own serial
-/// queue, never the engine's actors), in order, and never after `invalidate()` returns. `state` and
-/// `connectionState` deliver on the thread that changed the state; chain `observe(on:)` to pick one.
+/// wait. Every callback — `state`, `connectionState`, `changesets`, progress — runs on the session's
+/// callback executor (the app's `callbackExecutor`, or a serial queue of the session's own), never on an
+/// engine actor, so a subscriber that blocks delays nothing but that executor's other callbacks; progress
+/// registrations may name another executor. Callbacks come in order, and never after `invalidate()`
+/// returns. After the app closes (or the user logs out), `write` and `wait` throw `.appClosed`, streams
+/// finish, and the other calls do nothing.
 public final class SyncSession: Sendable, Hashable, CustomStringConvertible {
     /// The partition this session syncs.
     public let partition: String
@@ -15,28 +18,29 @@ public final class SyncSession: Sendable, Hashable, CustomStringConvertible {
     /// Where callbacks run when a registration names no executor.
     let callbackExecutor: any StreamExecutor
 
-    init(partition: String, engine: SessionEngine, callbackExecutor: (any StreamExecutor)?) {
+    init(partition: String, engine: SessionEngine, callbackExecutor: any StreamExecutor) {
         self.partition = partition
         self.engine = engine
-        self.callbackExecutor =
-            callbackExecutor ?? DispatchQueue(label: "SyncSession.callbacks.\(partition)")
+        self.callbackExecutor = callbackExecutor
     }
 
     // MARK: State
 
     /// `.active`, `.dying`, `.inactive` or `.invalid`; subscribing delivers the current state at once.
-    public var state: StateStream<SessionState> { StateStream(engine.controller.subject) }
+    ///
+    /// `value` is up to date as soon as a call that changes it (`suspend()`, `resume()`, `close()`)
+    /// returns; subscribers hear of it on the callback executor.
+    public var state: StateStream<SessionState> { engine.controller.stateStream }
 
     /// `.disconnected`, `.connecting` or `.connected`; subscribing delivers the current state at once.
-    public var connectionState: StateStream<ConnectionState> {
-        StateStream(engine.connectionStatePublisher.subject)
-    }
+    public var connectionState: StateStream<ConnectionState> { engine.connectionStatePublisher.stateStream }
 
     /// Stops syncing in both directions; local writes keep working and are kept for upload. No effect on
     /// an invalid session.
     public func suspend() { engine.controller.handle(.suspend) }
 
-    /// Starts syncing again after `suspend()` or `close()`, uploading what was written meanwhile.
+    /// Starts syncing again after `suspend()` or `close()`, uploading what was written meanwhile. No effect
+    /// on an invalid session, or after the app closed.
     public func resume() { engine.controller.handle(.resume) }
 
     /// Applies the app's stop policy: `.immediately` → `.inactive`; `.afterChangesUploaded` → `.dying`
@@ -57,7 +61,7 @@ public final class SyncSession: Sendable, Hashable, CustomStringConvertible {
     /// The exact semantics are `ProgressNotifier.progress(for:mode:)`'s: nothing before the first report
     /// (download progress is unknown until the server's first report), no repeats, estimates in 0…1; in
     /// `.forCurrentlyOutstandingWork` one final complete event, then the stream finishes. On an invalid
-    /// session the stream finishes at once without a value.
+    /// session, or after the app closed, the stream finishes at once without a value.
     public func progress(for direction: ProgressDirection, mode: ProgressMode) -> AnySyncStream<SyncProgress, Never> {
         progress(for: direction, mode: mode, on: callbackExecutor)
     }
@@ -67,7 +71,7 @@ public final class SyncSession: Sendable, Hashable, CustomStringConvertible {
         mode: ProgressMode,
         on executor: any StreamExecutor
     ) -> AnySyncStream<SyncProgress, Never> {
-        guard engine.controller.state != .invalid else {
+        guard engine.controller.state != .invalid, !engine.controller.isShutDown else {
             return AnySyncStream { _, onCompletion in
                 onCompletion(.finished)
                 return .empty
@@ -89,7 +93,7 @@ public final class SyncSession: Sendable, Hashable, CustomStringConvertible {
         on executor: (any StreamExecutor)? = nil,
         block: @escaping @Sendable (SyncProgress) -> Void
     ) -> SubscriptionToken? {
-        guard engine.controller.state != .invalid else { return nil }
+        guard engine.controller.state != .invalid, !engine.controller.isShutDown else { return nil }
         let keeper = TokenKeeper()
         let finished = Locked(false)
         let token = engine.notifier.progress(for: direction, mode: mode)
@@ -115,37 +119,55 @@ public final class SyncSession: Sendable, Hashable, CustomStringConvertible {
     /// are counted), then waits for the download progress to complete.
     ///
     /// - Throws: `.sessionInactive` or `.sessionInvalid` if the session is, or becomes, inactive or
-    ///   invalid before that (it never hangs on a stopped session); `.cancelled` if the task is cancelled.
+    ///   invalid before that (it never hangs on a stopped session); `.appClosed` after the app closed;
+    ///   `.cancelled` if the task is cancelled.
     public func wait(for direction: ProgressDirection) async throws(SyncError) {
-        if direction == .download {
-            while true {
-                try await waitUntilFinished(connectionState.first(where: { $0 == .connected }))
-                if await engine.downloadMark() { break }
-                await Task.yield()  // the connection just ended; its state is about to say so
+        switch direction {
+        case .download:
+            let engine = engine
+            try await waitWhileSyncing { () throws(SyncError) in try await engine.waitForDownloads() }
+        case .upload:
+            let uploaded = engine.notifier.progress(for: .upload, mode: .forCurrentlyOutstandingWork)
+            try await waitWhileSyncing {
+                for await _ in uploaded.values {}
             }
         }
-        try await waitUntilFinished(engine.notifier.progress(for: direction, mode: .forCurrentlyOutstandingWork))
     }
 
-    /// Waits until `trigger` emits or finishes, unless the session is or becomes inactive or invalid, or
-    /// the task is cancelled.
-    private func waitUntilFinished<Trigger: SyncStream>(_ trigger: Trigger) async throws(SyncError) {
+    /// Runs `operation` unless the session is or becomes inactive or invalid, or the task is cancelled,
+    /// whichever comes first.
+    private func waitWhileSyncing(
+        _ operation: @escaping @Sendable () async throws(SyncError) -> Void
+    ) async throws(SyncError) {
+        if engine.controller.isShutDown { throw .appClosed }
+        switch engine.controller.state {
+        case .inactive: throw .sessionInactive
+        case .invalid: throw .sessionInvalid
+        case .active, .dying: break
+        }
         let waiter = Waiter()
+        let controller = engine.controller
         let outcome: SyncError? = await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<SyncError?, Never>) in
                 waiter.start(continuation)
-                let stateToken = state.subscribe { state in
-                    switch state {
+                let stateToken = state.subscribe { _ in
+                    // The controller's state, not the delivered one: it may be ahead of the delivery.
+                    if controller.isShutDown { return waiter.finish(.appClosed) }
+                    switch controller.state {
                     case .inactive: waiter.finish(.sessionInactive)
                     case .invalid: waiter.finish(.sessionInvalid)
                     case .active, .dying: break
                     }
                 }
-                let triggerToken = trigger.subscribe(
-                    onValue: { _ in },
-                    onCompletion: { _ in waiter.finish(nil) }
-                )
-                waiter.hold([stateToken, triggerToken])
+                let task = Task {
+                    do throws(SyncError) {
+                        try await operation()
+                        waiter.finish(nil)
+                    } catch {
+                        waiter.finish(error)
+                    }
+                }
+                waiter.hold([stateToken, SubscriptionToken { task.cancel() }])
             }
         } onCancel: {
             waiter.finish(.cancelled)
@@ -174,17 +196,20 @@ public final class SyncSession: Sendable, Hashable, CustomStringConvertible {
     /// Appends a changeset to the partition: durable on disk when this returns, works offline, and is
     /// uploaded when the session is connected.
     ///
-    /// - Throws: `.sessionInvalid` on an invalid session; `.storageFailure` if the local store cannot be
-    ///   written (the session then becomes invalid).
+    /// - Throws: `.changesetTooLarge` (nothing stored, the session stays usable) when `data` is larger than
+    ///   the configuration's `maximumChangesetBytes`; `.sessionInvalid` on an invalid session; `.appClosed`
+    ///   after the app closed; `.storageFailure` if the local store cannot be written (the session then
+    ///   becomes invalid).
     public func write(_ data: Data) async throws(SyncError) {
         try await engine.write(Array(data))
     }
 
     /// Every changeset of the partition the server has ordered, in server-version order: first those
     /// already synced, then each new one as it is downloaded or acknowledged. Delivered on the session's
-    /// callback executor; never finishes.
+    /// callback executor, which also reads the changesets back from the local store (only an index of them
+    /// is kept in memory); finishes when the app closes.
     public var changesets: AnySyncStream<Changeset, Never> {
-        engine.feed.stream.observe(onAny: callbackExecutor)
+        engine.feed.stream(on: callbackExecutor)
     }
 
     // MARK: Identity

@@ -3,85 +3,95 @@ import SyncStorage
 import SyncWire
 
 /// One session's durable local copy of its partition: what the user wrote, what the server acknowledged,
-/// and what was downloaded — an append-only `RecordLog`, replayed when opened.
+/// and what was downloaded — an append-only record file (`StoreFile`), of which only an index stays in
+/// memory: where each record is and how big it is, never the changesets' bytes. Memory is in proportion to
+/// the number of changesets, not their size; bytes are read back from the file when they are uploaded or
+/// replayed to a `changesets` subscriber.
 ///
 /// Writing is in two steps, so that writes issued together share one fsync (group commit): records are
 /// first made (`recordLocal`, `records(for:)`), which reserves their client and server versions; the
-/// owner makes them durable through `file` (an actor, so the disk work runs off the owner's actor) and
-/// then `apply`s them, which is when they count (acknowledged bytes, synced changesets, progress). A torn
-/// tail left by a crash is cut when the file is opened. Not thread-safe: its session's actor owns it.
+/// owner makes them durable through `file` and then `apply`s them with their locations, which is when they
+/// count (acknowledged bytes, synced changesets, progress). The index of synced changesets lives in the
+/// session's `ChangesetFeed`, which replays them. Not thread-safe: its session's actor owns it.
 final class LocalStore {
-    /// A changeset written locally.
-    struct LocalChangeset {
-        let clientVersion: UInt64
-        let data: [UInt8]
+    /// A durable local changeset.
+    struct LocalEntry: Sendable {
+        /// Where its `.local` record is.
+        let location: StoreLocation
+        let byteCount: Int
         /// Set once the server acknowledged it.
         var serverVersion: UInt64?
     }
 
-    /// The file, behind its own actor.
+    /// The file, on its own queue.
     let file: StoreFile
     /// Identifies this file to the server (random, chosen when the file was created).
     let clientFileID: UInt64
-    /// Every durable local changeset, in client-version order (client version n is at index n − 1).
-    private(set) var localChangesets: [LocalChangeset] = []
-    /// Every changeset the server has ordered, own and others', in server-version order.
-    private(set) var synced: [Changeset] = []
-    /// Client versions up to this one are acknowledged.
-    private(set) var acknowledgedClientVersion: UInt64 = 0
-    /// The highest server version held (downloaded or acknowledged) in the file.
-    private(set) var downloadedVersion: UInt64 = 0
+    /// What is durable: every local changeset, every synced changeset, and the counts.
+    private(set) var index: Index
     /// The highest client version assigned, durable or not yet.
-    private(set) var reservedClientVersion: UInt64 = 0
+    private(set) var reservedClientVersion: UInt64
     /// The highest server version held or on its way to the file.
-    private(set) var reservedDownloadedVersion: UInt64 = 0
-    /// Bytes of local changesets, all and acknowledged.
-    private(set) var uploadableBytes = 0
-    private(set) var uploadedBytes = 0
-    /// Bytes of other clients' changesets downloaded.
-    private(set) var downloadedBytes = 0
-    /// Bytes of torn tail cut when the file was opened.
-    let truncatedBytes: Int
+    private(set) var reservedDownloadedVersion: UInt64
+    /// The highest client version acknowledged in a download already turned into records.
+    private(set) var reservedAcknowledgedClientVersion: UInt64
 
-    /// Opens (or creates) the store at `path`.
-    init(path: String, newClientFileID: () -> UInt64) throws(SyncError) {
-        let log: RecordLog
-        do {
-            log = try RecordLog(path: path)
-        } catch {
-            throw .storageFailure("cannot open \(path): \(error)")
-        }
-        truncatedBytes = log.truncatedBytes
-        var records = log.recoveredRecords[...]
-        if let first = records.first, case .header(let id)? = try? Record(decoding: first) {
-            clientFileID = id
-            records = records.dropFirst()
-        } else if records.isEmpty {
-            clientFileID = newClientFileID()
-            do {
-                try log.append(Record.header(clientFileID: clientFileID).encoded())
-            } catch {
-                throw .storageFailure("cannot write the local store \(path): \(error)")
-            }
-        } else {
-            throw .storageFailure("\(path) does not start with a local store header")
-        }
-        var decoded: [Record] = []
-        for bytes in records {
-            do {
-                decoded.append(try Record(decoding: bytes))
-            } catch {
-                throw .storageFailure("undecodable record in \(path): \(error)")
-            }
-        }
-        file = StoreFile(log)
-        _ = apply(decoded)
-        reservedClientVersion = UInt64(localChangesets.count)
-        reservedDownloadedVersion = downloadedVersion
+    private init(file: StoreFile, index: Index) {
+        self.file = file
+        clientFileID = index.clientFileID ?? 0
+        self.index = index
+        reservedClientVersion = UInt64(index.local.count)
+        reservedDownloadedVersion = index.downloadedVersion
+        reservedAcknowledgedClientVersion = index.acknowledgedClientVersion
     }
 
-    /// Durable local changesets the server has not acknowledged yet, in order.
-    var unacknowledged: ArraySlice<LocalChangeset> { localChangesets[Int(acknowledgedClientVersion)...] }
+    /// Every durable local changeset, in client-version order (client version n is at index n − 1).
+    var local: [LocalEntry] { index.local }
+    /// Client versions up to this one are acknowledged.
+    var acknowledgedClientVersion: UInt64 { index.acknowledgedClientVersion }
+    /// The highest server version held (downloaded or acknowledged) in the file.
+    var downloadedVersion: UInt64 { index.downloadedVersion }
+    /// Bytes of local changesets, all and acknowledged.
+    var uploadableBytes: Int { index.uploadableBytes }
+    var uploadedBytes: Int { index.uploadedBytes }
+    /// Bytes of other clients' changesets downloaded.
+    var downloadedBytes: Int { index.downloadedBytes }
+
+    /// Opens (or creates) the store at `path`, building the index off the cooperative pool.
+    ///
+    /// - Throws: `.storeInUse` when another app has it open, `.storeCorrupted` for damage that is not a
+    ///   torn final write, `.storageFailure` when the file cannot be read or written.
+    static func open(
+        path: String,
+        newClientFileID: @escaping @Sendable () -> UInt64
+    ) async throws(SyncError) -> (store: LocalStore, synced: [SyncedEntry], discardedBytes: Int) {
+        let builder = IndexBuilder(path: path)
+        let (file, opened) = try await StoreFile.open(path: path) { location, bytes throws(SyncError) in
+            try builder.add(location, bytes)
+        }
+        if builder.index.clientFileID == nil {
+            let id = newClientFileID()
+            let header = Record.header(clientFileID: id).encoded()
+            do throws(SyncError) {
+                _ = try await file.append([header])
+            } catch {
+                await file.close()
+                throw error
+            }
+            builder.index.clientFileID = id
+        }
+        return (LocalStore(file: file, index: builder.index), builder.synced, opened.discardedBytes)
+    }
+
+    /// Durable local changesets the server has not acknowledged yet, from `clientVersion` on.
+    func unacknowledged(from clientVersion: UInt64) -> ArraySlice<LocalEntry> {
+        let start = max(clientVersion, acknowledgedClientVersion + 1)
+        guard start >= 1, start <= UInt64(local.count) else { return [] }
+        return local[Int(start - 1)...]
+    }
+
+    /// Whether durable local changesets wait for acknowledgement.
+    var hasUnacknowledged: Bool { acknowledgedClientVersion < UInt64(local.count) }
 
     /// The record of a new local changeset, with the next client version.
     func recordLocal(_ data: [UInt8]) -> Record {
@@ -90,79 +100,121 @@ final class LocalStore {
     }
 
     /// The records of a download's entries. Entries at or below the highest server version held or on its
-    /// way (a download sent again after a reconnect) are skipped.
+    /// way (sent again after a reconnect) are skipped; the others must continue that version without a
+    /// gap, and acknowledge this client's changesets in order, only ones it wrote.
+    ///
+    /// - Throws: `.protocolViolation(…, isFatal: true)` for a gap in server versions, or an acknowledgement
+    ///   of a client version that is not the next one written and unacknowledged.
     func records(for entries: [DownloadEntry]) throws(SyncError) -> [Record] {
         var records: [Record] = []
-        for entry in entries where entry.serverVersion > reservedDownloadedVersion {
+        var expected = reservedDownloadedVersion + 1
+        var nextAcknowledged = reservedAcknowledgedClientVersion + 1
+        for entry in entries where entry.serverVersion >= expected {
+            guard entry.serverVersion == expected else {
+                throw .protocolViolation(
+                    "the server sent version \(entry.serverVersion) where \(expected) was due", isFatal: true)
+            }
             switch entry {
             case .changeset(let serverVersion, let data):
                 records.append(.downloaded(serverVersion: serverVersion, data: data))
             case .acknowledged(let serverVersion, let clientVersion):
-                guard clientVersion >= 1, clientVersion <= UInt64(localChangesets.count) else {
+                guard clientVersion == nextAcknowledged, clientVersion <= UInt64(local.count) else {
                     throw .protocolViolation(
-                        "acknowledgement of unknown client version \(clientVersion)", isFatal: true)
+                        "acknowledgement of client version \(clientVersion); the next unacknowledged one written is "
+                            + (nextAcknowledged <= UInt64(local.count) ? "\(nextAcknowledged)" : "none"),
+                        isFatal: true)
                 }
+                nextAcknowledged += 1
                 records.append(.acknowledged(serverVersion: serverVersion, clientVersion: clientVersion))
             }
-            reservedDownloadedVersion = entry.serverVersion
+            expected += 1
         }
+        reservedDownloadedVersion = expected - 1
+        reservedAcknowledgedClientVersion = nextAcknowledged - 1
         return records
     }
 
-    /// Counts durable records; returns the changesets they made known (synced), in order.
-    func apply(_ records: [Record]) -> [Changeset] {
-        records.compactMap { apply($0) }
+    /// Counts durable records at their locations; returns the changesets they made known (synced), in order.
+    func apply(_ records: [Record], at locations: [StoreLocation]) -> [SyncedEntry] {
+        var new: [SyncedEntry] = []
+        for (record, location) in zip(records, locations) {
+            if let entry = index.apply(record, at: location) { new.append(entry) }
+        }
+        return new
     }
+}
 
-    private func apply(_ record: Record) -> Changeset? {
+/// A synced changeset in the index: its server version and the record holding its bytes (the `.local`
+/// record for this client's own changesets, the `.downloaded` record for others').
+struct SyncedEntry: Sendable, Hashable {
+    let serverVersion: UInt64
+    let location: StoreLocation
+}
+
+/// The in-memory index of a store, as built at open and kept up to date by `apply`.
+struct Index: Sendable {
+    var clientFileID: UInt64?
+    var local: [LocalStore.LocalEntry]
+    var acknowledgedClientVersion: UInt64 = 0
+    var downloadedVersion: UInt64 = 0
+    var uploadableBytes = 0
+    var uploadedBytes = 0
+    var downloadedBytes = 0
+
+    /// Counts one durable record; returns the synced changeset it made known, if any.
+    mutating func apply(_ record: Record, at location: StoreLocation) -> SyncedEntry? {
         switch record {
         case .header:
             return nil
         case .local(_, let data):
-            localChangesets.append(
-                LocalChangeset(clientVersion: UInt64(localChangesets.count) + 1, data: data, serverVersion: nil))
+            local.append(LocalStore.LocalEntry(location: location, byteCount: data.count, serverVersion: nil))
             uploadableBytes += data.count
             return nil
         case .acknowledged(let serverVersion, let clientVersion):
-            let index = Int(clientVersion) - 1
-            guard localChangesets.indices.contains(index), localChangesets[index].serverVersion == nil else {
-                return nil
-            }
-            localChangesets[index].serverVersion = serverVersion
+            guard clientVersion >= 1, clientVersion <= UInt64(local.count) else { return nil }
+            let index = Int(clientVersion - 1)
+            guard local[index].serverVersion == nil else { return nil }
+            local[index].serverVersion = serverVersion
             acknowledgedClientVersion = max(acknowledgedClientVersion, clientVersion)
-            uploadedBytes += localChangesets[index].data.count
+            uploadedBytes += local[index].byteCount
             downloadedVersion = max(downloadedVersion, serverVersion)
-            let changeset = Changeset(data: Data(localChangesets[index].data), serverVersion: serverVersion)
-            synced.append(changeset)
-            return changeset
+            return SyncedEntry(serverVersion: serverVersion, location: local[index].location)
         case .downloaded(let serverVersion, let data):
             downloadedVersion = max(downloadedVersion, serverVersion)
             downloadedBytes += data.count
-            let changeset = Changeset(data: Data(data), serverVersion: serverVersion)
-            synced.append(changeset)
-            return changeset
+            return SyncedEntry(serverVersion: serverVersion, location: location)
         }
     }
 }
 
-/// The local store's file behind an actor: appends (encode, checksum, write, fsync) run here, off the
-/// session's actor, which meanwhile gathers the next batch.
-actor StoreFile {
-    private let log: RecordLog
+/// Builds a store's index from its records as `StoreFile.open` visits them, on the file's queue.
+private final class IndexBuilder: @unchecked Sendable {
+    // @unchecked Sendable: `add` runs only on the store file's serial queue while `open` awaits it, and
+    // `index` is read by the opener only after that await returned (the continuation orders the accesses).
+    let path: String
+    var index = Index(clientFileID: nil, local: [])
+    /// The synced changesets found, in server-version order (they go to the changeset feed, not the store).
+    var synced: [SyncedEntry] = []
+    private var isFirst = true
 
-    init(_ log: sending RecordLog) { self.log = log }
+    init(path: String) { self.path = path }
 
-    /// Appends `records` with one fsync; on failure nothing of them remains in the file.
-    func append(_ records: [Record]) throws(SyncError) {
-        guard !records.isEmpty else { return }
+    func add(_ location: StoreLocation, _ bytes: [UInt8]) throws(SyncError) {
+        let record: Record
         do {
-            try log.append(records.map { $0.encoded() })
+            record = try Record(decoding: bytes)
         } catch {
-            throw .storageFailure("cannot write the local store: \(error)")
+            throw .storeCorrupted(path: path, offset: location.offset)
         }
+        if isFirst {
+            isFirst = false
+            guard case .header(let id) = record else { throw .storeCorrupted(path: path, offset: location.offset) }
+            index.clientFileID = id
+            return
+        }
+        if case .header = record { throw .storeCorrupted(path: path, offset: location.offset) }
+        if let entry = index.apply(record, at: location) { synced.append(entry) }
     }
-
-    func close() { log.close() }
 }
 
 /// One record of the local store's file.
@@ -204,5 +256,13 @@ enum Record: Equatable, Sendable {
         case let tag: throw .unknownTag("local store record", tag)
         }
         try reader.expectEnd()
+    }
+
+    /// The changeset bytes of a `.local` or `.downloaded` record.
+    var changesetData: [UInt8]? {
+        switch self {
+        case .local(_, let data), .downloaded(_, let data): data
+        case .header, .acknowledged: nil
+        }
     }
 }

@@ -26,6 +26,13 @@ final class ConnectionHandle: Sendable {
         transport.send(message)
     }
 
+    /// Suspends until the client has taken enough of what was sent that more may be sent, or the
+    /// connection is closed (the transport's flow control).
+    func writable() async {
+        guard !isClosed else { return }
+        await transport.writable()
+    }
+
     /// Closes the connection once; the client sees `.closed(.connectionLost)` unless it closed first.
     func close() {
         guard !closedByServer.exchange(true, ordering: .acquiringAndReleasing) else { return }

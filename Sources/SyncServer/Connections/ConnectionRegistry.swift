@@ -15,8 +15,13 @@ final class ConnectionRegistry: Sendable {
     }
 
     private let state = Locked(State())
+    private let maximumConnections: Int
 
-    /// Registers `transport` and starts `serve` for it, or returns `false` once stopped.
+    /// A registry that admits at most `maximumConnections` connections at once.
+    init(maximumConnections: Int = .max) { self.maximumConnections = maximumConnections }
+
+    /// Registers `transport` and starts `serve` for it, or returns `false` once stopped or when
+    /// `maximumConnections` are open.
     ///
     /// `serve` only creates a task (it must not run it inline); it is called under the lock so that
     /// `stop()` either refuses the connection or sees its task.
@@ -25,7 +30,7 @@ final class ConnectionRegistry: Sendable {
         serve: (ConnectionHandle) -> Task<Void, Never>
     ) -> Bool {
         state.withLock { state in
-            guard !state.isStopped else { return false }
+            guard !state.isStopped, state.entries.count < maximumConnections else { return false }
             let handle = ConnectionHandle(id: state.nextID, transport: transport)
             state.nextID += 1
             state.entries[handle.id] = Entry(handle: handle, task: serve(handle))

@@ -12,6 +12,8 @@ final class ConnectionState {
 
     let handle: ConnectionHandle
     var phase = Phase.awaitingHello
+    /// The identity of the credential the client said hello with (see `StoredChangeset.owner`).
+    var owner = ""
     /// Bound sessions by the client's session number.
     var sessions: [UInt32: BoundSession] = [:]
 

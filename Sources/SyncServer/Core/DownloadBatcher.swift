@@ -1,46 +1,49 @@
 import SyncWire
 
-/// Splits a run of log entries into the `download` messages one session receives.
+/// Decides which run of a partition's log goes into a session's next `download` message.
 enum DownloadBatcher {
-    /// The downloads carrying `entries` (consecutive, in server-version order) to `session`.
+    /// The framing of a `download` message around its entries: type, session, count, remaining bytes.
+    static let messageOverhead = 1 + 4 + 4 + 8
+    /// The encoded size of an acknowledgement entry.
+    static let acknowledgementSize = 1 + 8 + 8
+    /// The encoded size of a changeset entry without its bytes.
+    static let changesetOverhead = 1 + 8 + 4
+
+    /// The versions of the next message to `clientFileID`, starting at `first`, or `nil` when `first` is
+    /// past `latest`.
     ///
-    /// Entries of the session's own client file become `.acknowledged`, others `.changeset`. Each message
-    /// carries at least one changeset and, beyond the first, at most `maximumBytes` changeset bytes;
-    /// acknowledgements join the message being filled. `remainingBytes` is the run's changeset bytes
-    /// not yet sent after each message, so the last message has 0. An empty run gives one empty message.
-    static func downloads(
-        of entries: some Collection<StoredChangeset>,
-        to sessionID: UInt32,
+    /// Entries of the session's own client file become acknowledgements (no bytes); others are changesets.
+    /// The run ends before a changeset that would take the message's changeset bytes past `maximumBytes`
+    /// (unless the message has no changeset yet: one changeset always fits), or before any entry that would
+    /// take the encoded message past `maximumMessageSize`.
+    static func nextRun(
+        from first: UInt64,
+        through latest: UInt64,
         clientFileID: UInt64,
-        maximumBytes: Int
-    ) -> [Download] {
-        var remaining = entries.reduce(UInt64(0)) { total, entry in
-            entry.clientFileID == clientFileID ? total : total + UInt64(entry.data.count)
-        }
-        var downloads: [Download] = []
-        var batch: [DownloadEntry] = []
-        var batchBytes = 0
-        var batchHasChangeset = false
-
-        func flush() {
-            remaining -= UInt64(batchBytes)
-            downloads.append(Download(sessionID: sessionID, entries: batch, remainingBytes: remaining))
-            batch = []
-            batchBytes = 0
-            batchHasChangeset = false
-        }
-
-        for entry in entries {
-            if entry.clientFileID == clientFileID {
-                batch.append(.acknowledged(serverVersion: entry.serverVersion, clientVersion: entry.clientVersion))
-                continue
+        maximumBytes: Int,
+        maximumMessageSize: Int,
+        entry: (UInt64) -> StoredChangesetSummary
+    ) -> ClosedRange<UInt64>? {
+        guard first <= latest else { return nil }
+        var size = messageOverhead
+        var changesetBytes = 0
+        var hasChangeset = false
+        var last = first - 1
+        for version in first...latest {
+            let summary = entry(version)
+            if summary.clientFileID == clientFileID {
+                guard size + acknowledgementSize <= maximumMessageSize || last < first else { break }
+                size += acknowledgementSize
+            } else {
+                let entrySize = changesetOverhead + summary.byteCount
+                if hasChangeset && changesetBytes + summary.byteCount > maximumBytes { break }
+                if last >= first && size + entrySize > maximumMessageSize { break }
+                size += entrySize
+                changesetBytes += summary.byteCount
+                hasChangeset = true
             }
-            if batchHasChangeset && batchBytes + entry.data.count > maximumBytes { flush() }
-            batch.append(.changeset(serverVersion: entry.serverVersion, data: entry.data))
-            batchBytes += entry.data.count
-            batchHasChangeset = true
+            last = version
         }
-        if !batch.isEmpty || downloads.isEmpty { flush() }
-        return downloads
+        return first...last
     }
 }

@@ -1,29 +1,47 @@
-/// One partition's log as the core holds it, the sessions bound to it, and a FIFO gate that serialises
-/// the partition's operations that wait for the store. Owned by `ServerCore`; used only on its executor.
+/// One partition as the core holds it: the summary of every log entry (never all the bytes), byte counts
+/// to answer "how much is left to send" in constant time, who owns each client file, the sessions bound
+/// to it, a cache of recently appended bytes for live fan-out, and a FIFO gate that serialises the
+/// partition's operations that wait for the store. Owned by `ServerCore`; used only on its executor.
 final class Partition {
     let name: String
-    /// Whether `log` holds what the store holds.
+    /// Whether `entries` holds what the store holds.
     private(set) var isLoaded = false
     /// Entries in server-version order; entry `i` has server version `i + 1`.
-    private(set) var log: [StoredChangeset] = []
+    private(set) var entries: [StoredChangesetSummary] = []
+    /// `cumulativeBytes[v]`: the bytes of versions 1…v (`cumulativeBytes[0] == 0`).
+    private var cumulativeBytes: [UInt64] = [0]
+    /// Per client file: its versions and the cumulative bytes of its own entries up to each.
+    private var ownBytes: [UInt64: OwnEntries] = [:]
     /// The highest client version integrated per client file.
     private(set) var lastClientVersion: [UInt64: UInt64] = [:]
-    /// Sessions receiving the partition's new entries.
+    /// Who owns each client file: the credential identity that first used it here.
+    private var owners: [UInt64: String] = [:]
+    /// Sessions receiving the partition's entries.
     var subscribers: [SessionKey: BoundSession] = [:]
+    /// The bytes of recently appended entries, so that sending them to bound sessions needs no read.
+    private var recent = RecentChangesets(capacityBytes: 8 << 20)
 
     private var isBusy = false
     private var waiters: [CheckedContinuation<Void, Never>] = []
 
+    private struct OwnEntries {
+        var versions: [UInt64] = []
+        var cumulative: [UInt64] = []
+    }
+
     init(name: String) { self.name = name }
 
     /// The server version of the last entry (0 for an empty log).
-    var latestVersion: UInt64 { UInt64(log.count) }
+    var latestVersion: UInt64 { UInt64(entries.count) }
 
     /// The server version the next integrated changeset gets.
     var nextServerVersion: UInt64 { latestVersion + 1 }
 
-    /// Adopts a log loaded from the store after checking its versions are 1, 2, 3, ….
-    func restore(from loaded: [StoredChangeset]) throws(PartitionLogError) {
+    /// The summary of `version` (1…latestVersion).
+    func entry(_ version: UInt64) -> StoredChangesetSummary { entries[Int(version - 1)] }
+
+    /// Adopts a log read from the store after checking its versions are 1, 2, 3, ….
+    func restore(from loaded: [StoredChangesetSummary]) throws(PartitionLogError) {
         for (index, entry) in loaded.enumerated() where entry.serverVersion != UInt64(index) + 1 {
             throw PartitionLogError(
                 partition: name,
@@ -31,19 +49,66 @@ final class Partition {
                 foundServerVersion: entry.serverVersion
             )
         }
-        log = []
+        entries = []
+        cumulativeBytes = [0]
+        ownBytes = [:]
         lastClientVersion = [:]
+        owners = [:]
+        recent = RecentChangesets(capacityBytes: recent.capacityBytes)
         append(loaded)
         isLoaded = true
     }
 
-    /// Appends entries that follow the log (already stored durably).
-    func append(_ entries: [StoredChangeset]) {
-        log.append(contentsOf: entries)
-        for entry in entries {
+    /// Appends entries that follow the log (already stored durably), keeping their bytes in the recent cache.
+    func append(_ stored: [StoredChangeset]) {
+        append(stored.map(\.summary))
+        for changeset in stored { recent.insert(changeset) }
+    }
+
+    private func append(_ summaries: [StoredChangesetSummary]) {
+        for entry in summaries {
+            entries.append(entry)
+            let bytes = UInt64(entry.byteCount)
+            cumulativeBytes.append(cumulativeBytes[cumulativeBytes.count - 1] + bytes)
+            var own = ownBytes[entry.clientFileID] ?? OwnEntries()
+            own.versions.append(entry.serverVersion)
+            own.cumulative.append((own.cumulative.last ?? 0) + bytes)
+            ownBytes[entry.clientFileID] = own
             lastClientVersion[entry.clientFileID] = max(lastClientVersion[entry.clientFileID] ?? 0, entry.clientVersion)
+            if owners[entry.clientFileID] == nil { owners[entry.clientFileID] = entry.owner }
         }
     }
+
+    /// The owner of `clientFileID`, claiming it for `owner` if nobody has; `nil` when another owns it.
+    func claim(_ clientFileID: UInt64, for owner: String) -> Bool {
+        if let existing = owners[clientFileID] { return existing == owner }
+        owners[clientFileID] = owner
+        return true
+    }
+
+    /// The bytes other clients' entries in versions `(after, latestVersion]` hold, as seen by `clientFileID`.
+    func remainingBytes(after version: UInt64, for clientFileID: UInt64) -> UInt64 {
+        let latest = latestVersion
+        guard version < latest else { return 0 }
+        let all = cumulativeBytes[Int(latest)] - cumulativeBytes[Int(version)]
+        return all - ownBytes(of: clientFileID, through: latest) + ownBytes(of: clientFileID, through: version)
+    }
+
+    /// The bytes of `clientFileID`'s own entries with versions up to `version`.
+    private func ownBytes(of clientFileID: UInt64, through version: UInt64) -> UInt64 {
+        guard let own = ownBytes[clientFileID] else { return 0 }
+        // The number of own versions ≤ version (binary search over the sorted versions).
+        var low = 0
+        var high = own.versions.count
+        while low < high {
+            let middle = (low + high) / 2
+            if own.versions[middle] <= version { low = middle + 1 } else { high = middle }
+        }
+        return low == 0 ? 0 : own.cumulative[low - 1]
+    }
+
+    /// The cached bytes of `version`, if still in the recent cache.
+    func cachedData(of version: UInt64) -> [UInt8]? { recent.data(of: version) }
 
     /// Waits until no other operation holds the partition, then holds it (first come, first served).
     func acquire(isolation: isolated (any Actor)? = #isolation) async {

@@ -1,34 +1,38 @@
 import SyncWire
 
-/// The server's sync logic: connections' protocol state and the partitions they sync.
+/// The server's sync logic: connections' protocol state, the partitions they sync, and the pumps that
+/// send each bound session its entries.
 ///
 /// Each connection's messages arrive one at a time, in order (its task waits for `handle` to return).
 /// Messages of different connections interleave only where an operation waits for the store; those
-/// waits happen while holding the partition's gate, so per partition the log grows, and sessions are
-/// subscribed and sent their entries, strictly one operation after another. Every message to a client is
-/// sent from here, in the order the log grows, so each session sees each entry once and in order.
+/// waits happen while holding the partition's gate, so per partition the log grows strictly one operation
+/// after another.
+///
+/// Entries reach sessions only through their pumps (`pump(_:)`): one per bound session, running on this
+/// actor while it has something to send, sending the session's entries in version order, one message at
+/// a time, each only once the connection is writable. So the log's bytes are never held in memory for a
+/// whole backlog, a slow client slows only itself, and each session sees each entry once, in order.
 actor ServerCore {
     private let store: any PartitionStore
-    private let authentication: SyncServer.Authentication
-    private let maximumDownloadMessageBytes: Int
-    private let maximumChangesetBytes: Int
+    private let configuration: SyncServer.Configuration
 
     private var partitions: [String: Partition] = [:]
     private var connections: [UInt64: ConnectionState] = [:]
 
     /// How long clients are told to wait after a storage failure.
     static let retryAfterStorageFailure: UInt32 = 1000
+    /// How long clients are told to wait when a limit of the server is reached.
+    static let retryAfterBusy: UInt32 = 5000
 
     init(configuration: SyncServer.Configuration) {
         store = configuration.store
-        authentication = configuration.authentication
-        maximumDownloadMessageBytes = configuration.maximumDownloadMessageBytes
-        maximumChangesetBytes = configuration.maximumChangesetBytes
+        self.configuration = configuration
     }
 
     // MARK: - Connections
 
-    /// Handles one message of `handle`'s connection; returns when every resulting message is sent.
+    /// Handles one message of `handle`'s connection; returns when it is handled (entries it makes
+    /// available are sent by the sessions' pumps, later).
     func handle(_ message: ClientMessage, from handle: ConnectionHandle) async {
         let connection = state(of: handle)
         switch connection.phase {
@@ -51,6 +55,8 @@ actor ServerCore {
                 unbind(sessionID, on: connection)
             case .ping(let id):
                 connection.handle.send(.pong(id: id))
+            case .mark(let sessionID, let id):
+                mark(sessionID, id: id, on: connection)
             }
         }
     }
@@ -77,9 +83,15 @@ actor ServerCore {
                 "the server speaks protocol version \(WireProtocol.version), not \(hello.protocolVersion)"
             )
         }
-        guard let access = authentication.access(for: hello.credential) else {
+        if case .apiKey(let key) = hello.credential, key.utf8.count > configuration.maximumCredentialBytes {
+            return fail(
+                connection, .authenticationFailed,
+                "the API key is longer than \(configuration.maximumCredentialBytes) bytes")
+        }
+        guard let access = configuration.authentication.access(for: hello.credential) else {
             return fail(connection, .authenticationFailed, "the credential was refused")
         }
+        connection.owner = hello.credential.ownerIdentity
         connection.phase = .ready(access)
         connection.handle.send(.welcome(protocolVersion: WireProtocol.version))
     }
@@ -96,11 +108,28 @@ actor ServerCore {
 
     private func bind(_ bind: Bind, on connection: ConnectionState, access: PartitionAccess) async {
         let sessionID = bind.sessionID
+        guard bind.partition.utf8.count <= configuration.maximumPartitionNameBytes, !bind.partition.isEmpty else {
+            return reject(
+                sessionID, on: connection, .malformedMessage,
+                "a partition name must have 1 to \(configuration.maximumPartitionNameBytes) bytes")
+        }
         guard access.allows(bind.partition) else {
             return reject(sessionID, on: connection, .permissionDenied, "the credential may not sync \(bind.partition)")
         }
         guard connection.sessions[sessionID] == nil else {
             return reject(sessionID, on: connection, .sessionAlreadyBound, "session \(sessionID) is already bound")
+        }
+        guard connection.sessions.count < configuration.maximumSessionsPerConnection else {
+            return reject(
+                sessionID, on: connection, .serverBusy,
+                "a connection may bind at most \(configuration.maximumSessionsPerConnection) sessions",
+                retryAfterMilliseconds: Self.retryAfterBusy)
+        }
+        guard partitions[bind.partition] != nil || partitions.count < configuration.maximumPartitions else {
+            return reject(
+                sessionID, on: connection, .serverBusy,
+                "the server serves at most \(configuration.maximumPartitions) partitions",
+                retryAfterMilliseconds: Self.retryAfterBusy)
         }
         let partition = self.partition(named: bind.partition)
         await partition.acquire()
@@ -115,20 +144,29 @@ actor ServerCore {
         }
         guard bind.downloadedVersion <= partition.latestVersion else {
             return reject(
-                sessionID, on: connection, .malformedMessage,
-                "downloadedVersion \(bind.downloadedVersion) is beyond the log's last version \(partition.latestVersion)"
+                sessionID, on: connection, .clientResetRequired,
+                "the client holds version \(bind.downloadedVersion) of \(bind.partition), but the server's log ends "
+                    + "at \(partition.latestVersion): the client must be reset"
             )
         }
-        guard !connection.handle.isClosed else { return }
+        guard partition.claim(bind.clientFileID, for: connection.owner) else {
+            return reject(
+                sessionID, on: connection, .foreignClientFile,
+                "client file \(bind.clientFileID) of \(bind.partition) belongs to another credential")
+        }
+        guard !connection.handle.isClosed, case .ready = connection.phase, connection.sessions[sessionID] == nil else {
+            return
+        }
         let session = BoundSession(
             connection: connection.handle,
             sessionID: sessionID,
-            partition: bind.partition,
-            clientFileID: bind.clientFileID
+            partition: partition,
+            clientFileID: bind.clientFileID,
+            from: bind.downloadedVersion
         )
         connection.sessions[sessionID] = session
         partition.subscribers[session.key] = session
-        send(partition.log[Int(bind.downloadedVersion)...], to: session)
+        startPump(session)
     }
 
     private func upload(_ upload: Upload, on connection: ConnectionState) async {
@@ -136,50 +174,50 @@ actor ServerCore {
         guard let session = connection.sessions[sessionID] else {
             return reject(sessionID, on: connection, .unknownSession, "session \(sessionID) is not bound")
         }
-        if let tooLarge = upload.changesets.first(where: { $0.data.count > maximumChangesetBytes }) {
-            endSession(session, on: connection)
-            return reject(
-                sessionID, on: connection, .messageTooLarge,
+        if let tooLarge = upload.changesets.first(where: { $0.data.count > configuration.maximumChangesetBytes }) {
+            return failSession(
+                session, on: connection, .messageTooLarge,
                 "changeset \(tooLarge.clientVersion) has \(tooLarge.data.count) bytes; "
-                    + "the limit is \(maximumChangesetBytes)"
-            )
+                    + "the limit is \(configuration.maximumChangesetBytes)")
         }
         for (previous, next) in zip(upload.changesets, upload.changesets.dropFirst())
-        where next.clientVersion <= previous.clientVersion {
-            endSession(session, on: connection)
-            return reject(
-                sessionID, on: connection, .badClientVersion,
-                "client version \(next.clientVersion) follows \(previous.clientVersion)"
-            )
+        where next.clientVersion != previous.clientVersion + 1 {
+            return failSession(
+                session, on: connection, .badClientVersion,
+                "client version \(next.clientVersion) follows \(previous.clientVersion)")
         }
-        guard let partition = partitions[session.partition] else { return }
+        let partition = session.partition
         await partition.acquire()
         defer { partition.release() }
+        guard session.isBound else { return }
         let integrated = partition.lastClientVersion[session.clientFileID] ?? 0
         let fresh = upload.changesets.filter { $0.clientVersion > integrated }
-        guard !fresh.isEmpty else { return }
-        let first = partition.nextServerVersion
+        guard let first = fresh.first else { return }
+        guard first.clientVersion == integrated + 1 else {
+            return failSession(
+                session, on: connection, .badClientVersion,
+                "client version \(first.clientVersion) of client file \(session.clientFileID) follows "
+                    + "\(integrated): a client's versions must not skip")
+        }
+        let firstVersion = partition.nextServerVersion
         let stored = fresh.enumerated().map { offset, changeset in
             StoredChangeset(
-                serverVersion: first + UInt64(offset),
+                serverVersion: firstVersion + UInt64(offset),
                 clientFileID: session.clientFileID,
                 clientVersion: changeset.clientVersion,
-                data: changeset.data
+                data: changeset.data,
+                owner: connection.owner
             )
         }
         do {
             try await store.append(stored, to: partition.name)
         } catch {
-            endSession(session, on: connection)
-            return reject(
-                sessionID, on: connection, .internalError, "could not store the upload: \(error)",
-                retryAfterMilliseconds: Self.retryAfterStorageFailure
-            )
+            return failSession(
+                session, on: connection, .internalError, "could not store the upload: \(error)",
+                retryAfterMilliseconds: Self.retryAfterStorageFailure)
         }
         partition.append(stored)
-        for subscriber in partition.subscribers.values {
-            send(stored, to: subscriber)
-        }
+        for subscriber in partition.subscribers.values { startPump(subscriber) }
     }
 
     private func unbind(_ sessionID: UInt32, on connection: ConnectionState) {
@@ -190,9 +228,31 @@ actor ServerCore {
         connection.handle.send(.unbound(sessionID: sessionID))
     }
 
+    private func mark(_ sessionID: UInt32, id: UInt64, on connection: ConnectionState) {
+        guard let session = connection.sessions[sessionID] else {
+            return reject(sessionID, on: connection, .unknownSession, "session \(sessionID) is not bound")
+        }
+        session.marks.append((id, session.partition.latestVersion))
+        if session.isCaughtUp {
+            answerMarks(of: session)
+        } else {
+            startPump(session)
+        }
+    }
+
     private func reject(
         _ sessionID: UInt32,
         on connection: ConnectionState,
+        _ code: ProtocolErrorCode,
+        _ message: String,
+        retryAfterMilliseconds: UInt32? = nil
+    ) {
+        reject(sessionID, on: connection.handle, code, message, retryAfterMilliseconds: retryAfterMilliseconds)
+    }
+
+    private func reject(
+        _ sessionID: UInt32,
+        on handle: ConnectionHandle,
         _ code: ProtocolErrorCode,
         _ message: String,
         retryAfterMilliseconds: UInt32? = nil
@@ -203,42 +263,148 @@ actor ServerCore {
             message: message,
             retryAfterMilliseconds: retryAfterMilliseconds
         )
-        connection.handle.send(.error(error))
+        handle.send(.error(error))
+    }
+
+    /// Unbinds `session` on the server and reports `code` for it.
+    private func failSession(
+        _ session: BoundSession,
+        on connection: ConnectionState,
+        _ code: ProtocolErrorCode,
+        _ message: String,
+        retryAfterMilliseconds: UInt32? = nil
+    ) {
+        endSession(session, on: connection)
+        reject(session.sessionID, on: connection, code, message, retryAfterMilliseconds: retryAfterMilliseconds)
     }
 
     private func endSession(_ session: BoundSession, on connection: ConnectionState) {
         connection.sessions.removeValue(forKey: session.sessionID)
-        partitions[session.partition]?.subscribers.removeValue(forKey: session.key)
+        end(session)
+    }
+
+    private func end(_ session: BoundSession) {
+        session.isBound = false
+        session.marks = []
+        session.partition.subscribers.removeValue(forKey: session.key)
     }
 
     private func endAllSessions(of connection: ConnectionState) {
-        for session in connection.sessions.values {
-            partitions[session.partition]?.subscribers.removeValue(forKey: session.key)
-        }
+        for session in connection.sessions.values { end(session) }
         connection.sessions = [:]
     }
 
-    private func send(_ entries: some Collection<StoredChangeset>, to session: BoundSession) {
-        let downloads = DownloadBatcher.downloads(
-            of: entries,
-            to: session.sessionID,
-            clientFileID: session.clientFileID,
-            maximumBytes: maximumDownloadMessageBytes
-        )
-        for download in downloads {
-            session.connection.send(.download(download))
+    // MARK: - Pumps
+
+    /// Runs `session`'s pump unless it is already running.
+    private func startPump(_ session: BoundSession) {
+        guard session.isBound, !session.isPumping else { return }
+        session.isPumping = true
+        Task { await self.pump(session) }
+    }
+
+    /// Sends `session` its entries from its cursor to the partition's latest version, one message at a
+    /// time, each once the connection is writable; then answers the marks it passed. Ends when caught up
+    /// (entries appended meanwhile are included: the check and the end happen without suspending), or
+    /// when the session ends.
+    private func pump(_ session: BoundSession) async {
+        defer {
+            session.isPumping = false
+            answerMarks(of: session)
+        }
+        while session.isBound {
+            answerMarks(of: session)
+            guard !session.isCaughtUp else { return }
+            await session.connection.writable()
+            guard session.isBound, !session.connection.isClosed else { return }
+            guard let download = await nextDownload(for: session) else { return }
+            guard session.isBound else { return }
+            session.connection.send(.download(download.message))
+            session.nextVersion = download.nextVersion
+            session.hasSentFirstDownload = true
+        }
+    }
+
+    /// The session's next message and the cursor after it; `nil` (and the session failed) when the store
+    /// cannot read the entries.
+    private func nextDownload(for session: BoundSession) async -> (message: Download, nextVersion: UInt64)? {
+        let partition = session.partition
+        guard
+            let run = DownloadBatcher.nextRun(
+                from: session.nextVersion,
+                through: partition.latestVersion,
+                clientFileID: session.clientFileID,
+                maximumBytes: configuration.maximumDownloadMessageBytes,
+                maximumMessageSize: configuration.maximumMessageBytes,
+                entry: partition.entry
+            )
+        else {
+            // Nothing to send but the first report.
+            let empty = Download(sessionID: session.sessionID, entries: [], remainingBytes: 0)
+            return (empty, session.nextVersion)
+        }
+        var data: [UInt64: [UInt8]] = [:]
+        var missing: [UInt64] = []
+        for version in run where partition.entry(version).clientFileID != session.clientFileID {
+            if let cached = partition.cachedData(of: version) {
+                data[version] = cached
+            } else {
+                missing.append(version)
+            }
+        }
+        if let first = missing.first, let last = missing.last {
+            do {
+                for changeset in try await store.read(first...last, of: partition.name)
+                where changeset.clientFileID != session.clientFileID {
+                    data[changeset.serverVersion] = changeset.data
+                }
+            } catch {
+                failPump(session, "could not read \(partition.name) versions \(first)…\(last): \(error)")
+                return nil
+            }
+            guard missing.allSatisfy({ data[$0] != nil }) else {
+                failPump(session, "the store did not return \(partition.name) versions \(first)…\(last)")
+                return nil
+            }
+        }
+        let entries = run.map { version -> DownloadEntry in
+            let summary = partition.entry(version)
+            if summary.clientFileID == session.clientFileID {
+                return .acknowledged(serverVersion: version, clientVersion: summary.clientVersion)
+            }
+            return .changeset(serverVersion: version, data: data[version] ?? [])
+        }
+        let remaining = partition.remainingBytes(after: run.upperBound, for: session.clientFileID)
+        return (Download(sessionID: session.sessionID, entries: entries, remainingBytes: remaining), run.upperBound + 1)
+    }
+
+    /// A pump could not read from the store: the session is unbound and told to retry later.
+    private func failPump(_ session: BoundSession, _ message: String) {
+        guard session.isBound else { return }
+        connections[session.connection.id]?.sessions.removeValue(forKey: session.sessionID)
+        end(session)
+        reject(
+            session.sessionID, on: session.connection, .internalError, message,
+            retryAfterMilliseconds: Self.retryAfterStorageFailure)
+    }
+
+    private func answerMarks(of session: BoundSession) {
+        guard session.isBound else { return }
+        for id in session.takeAnsweredMarks() {
+            session.connection.send(.marked(sessionID: session.sessionID, id: id))
         }
     }
 
     // MARK: - Partitions
 
-    /// The partition's log, loaded if needed; waits for operations on the partition in progress.
+    /// The partition's whole log, loaded if needed; waits for operations on the partition in progress.
     func changesets(in name: String) async throws -> [StoredChangeset] {
         let partition = self.partition(named: name)
         await partition.acquire()
         defer { partition.release() }
         try await load(partition)
-        return partition.log
+        guard partition.latestVersion > 0 else { return [] }
+        return try await store.read(1...partition.latestVersion, of: name)
     }
 
     private func partition(named name: String) -> Partition {
@@ -248,10 +414,28 @@ actor ServerCore {
         return partition
     }
 
-    /// Loads the partition's log from the store unless already loaded. Call while holding its gate.
+    /// Loads the partition's summaries from the store unless already loaded. Call while holding its gate.
     private func load(_ partition: Partition) async throws {
         guard !partition.isLoaded else { return }
-        let log = try await store.load(partition: partition.name)
-        try partition.restore(from: log)
+        let summaries = try await store.summaries(of: partition.name)
+        try partition.restore(from: summaries)
+    }
+}
+
+extension WireCredential {
+    /// Who the credential is, as recorded with what it uploads: `"anonymous"`, or `"key:"` and a 64-bit
+    /// FNV-1a hash of the key (the key itself is never stored).
+    var ownerIdentity: String {
+        switch self {
+        case .anonymous:
+            return "anonymous"
+        case .apiKey(let key):
+            var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+            for byte in key.utf8 {
+                hash ^= UInt64(byte)
+                hash = hash &* 0x0000_0100_0000_01b3
+            }
+            return "key:" + String(hash, radix: 16)
+        }
     }
 }

@@ -8,13 +8,24 @@ public actor InMemoryPartitionStore: PartitionStore {
     /// An empty store.
     public init() {}
 
-    /// The partition's log; empty when nothing was appended to it.
-    public func load(partition: String) -> [StoredChangeset] {
-        logs[partition] ?? []
+    public func summaries(of partition: String) -> [StoredChangesetSummary] {
+        (logs[partition] ?? []).map(\.summary)
+    }
+
+    /// The entries in `versions`; versions that were never appended are left out.
+    public func read(_ versions: ClosedRange<UInt64>, of partition: String) -> [StoredChangeset] {
+        guard let log = logs[partition], !log.isEmpty, versions.lowerBound >= 1 else { return [] }
+        let lower = Int(clamping: versions.lowerBound) - 1
+        let upper = min(Int(clamping: versions.upperBound), log.count)
+        guard lower < upper else { return [] }
+        return Array(log[lower..<upper])
     }
 
     /// Appends `changesets` to the partition's log as given.
     public func append(_ changesets: [StoredChangeset], to partition: String) {
         logs[partition, default: []].append(contentsOf: changesets)
     }
+
+    /// The partition's whole log (a test helper).
+    public func log(of partition: String) -> [StoredChangeset] { logs[partition] ?? [] }
 }

@@ -19,17 +19,32 @@ public struct StateStream<Value: Sendable & Equatable>: SyncStream {
     public typealias Failure = Never
 
     @usableFromInline let source: CurrentValueSubject<Value, Never>
+    @usableFromInline let current: (@Sendable () -> Value)?
 
     /// A read-only view of `source`.
     @inlinable
-    public init(_ source: CurrentValueSubject<Value, Never>) { self.source = source }
+    public init(_ source: CurrentValueSubject<Value, Never>) {
+        self.source = source
+        current = nil
+    }
+
+    /// A view whose `value` is read from `current` — the owner's authoritative state, which may be ahead
+    /// of what `source` has delivered so far when the owner delivers on an executor — while subscribers
+    /// receive `source`'s values.
+    package init(_ source: CurrentValueSubject<Value, Never>, current: @escaping @Sendable () -> Value) {
+        self.source = source
+        self.current = current
+    }
 
     /// A state that never changes.
-    public init(constant value: Value) { self.source = CurrentValueSubject(value) }
+    public init(constant value: Value) {
+        self.source = CurrentValueSubject(value)
+        current = nil
+    }
 
     /// The current state.
     @inlinable
-    public var value: Value { source.value }
+    public var value: Value { current?() ?? source.value }
 
     @inlinable
     public func subscribe(

@@ -67,7 +67,9 @@ public struct ByteReader: Sendable {
     /// Throws `.truncated(needed: count × minimumElementSize, available: remaining)` when the elements
     /// could not fit in what remains, so a caller may reserve `count` elements without risk.
     public mutating func readCount(minimumElementSize: Int) throws(WireError) -> Int {
-        let count = Int(try readUInt32())
+        let raw = try readUInt32()
+        // On a 32-bit platform a count above `Int.max` cannot fit in memory anyway: report it as truncated.
+        guard let count = Int(exactly: raw) else { throw .truncated(needed: .max, available: remainingCount) }
         let needed = count.multipliedReportingOverflow(by: max(1, minimumElementSize))
         guard !needed.overflow, needed.partialValue <= remainingCount else {
             throw .truncated(needed: needed.overflow ? .max : needed.partialValue, available: remainingCount)
@@ -82,7 +84,9 @@ public struct ByteReader: Sendable {
 
     /// Reads a length prefix and returns the range of the bytes it announces, consuming them.
     private mutating func readLengthPrefixedRange(maximumLength: Int) throws(WireError) -> Range<Int> {
-        let length = Int(try readUInt32())
+        let raw = try readUInt32()
+        // On a 32-bit platform a length above `Int.max` is larger than any limit.
+        guard let length = Int(exactly: raw) else { throw .lengthTooLarge(.max, limit: maximumLength) }
         guard length <= maximumLength else { throw .lengthTooLarge(length, limit: maximumLength) }
         guard length <= remainingCount else { throw .truncated(needed: length, available: remainingCount) }
         defer { offset += length }

@@ -36,6 +36,10 @@ extension ClientMessage {
         case .ping(let id):
             writer.write(MessageType.ping)
             writer.write(id)
+        case .mark(let sessionID, let id):
+            writer.write(MessageType.mark)
+            writer.write(sessionID)
+            writer.write(id)
         }
         return writer.bytes
     }
@@ -84,14 +88,17 @@ extension ClientMessage {
             self = .unbind(sessionID: try reader.readUInt32())
         case MessageType.ping:
             self = .ping(id: try reader.readUInt64())
+        case MessageType.mark:
+            let sessionID = try reader.readUInt32()
+            self = .mark(sessionID: sessionID, id: try reader.readUInt64())
         default:
             throw .unknownMessageType(type)
         }
         try reader.expectEnd()
     }
 
-    /// The exact length of `encoded()`.
-    var encodedSize: Int {
+    /// The exact length of `encoded()`, computed without encoding.
+    public var encodedSize: Int {
         switch self {
         case .hello(let hello):
             switch hello.credential {
@@ -106,6 +113,8 @@ extension ClientMessage {
             1 + 4
         case .ping:
             1 + 8
+        case .mark:
+            1 + 4 + 8
         }
     }
 }

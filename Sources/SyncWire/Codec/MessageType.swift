@@ -6,12 +6,14 @@ enum MessageType {
     static let upload: UInt8 = 0x03
     static let unbind: UInt8 = 0x04
     static let ping: UInt8 = 0x05
+    static let mark: UInt8 = 0x06
 
     static let welcome: UInt8 = 0x81
     static let download: UInt8 = 0x82
     static let unbound: UInt8 = 0x83
     static let pong: UInt8 = 0x84
     static let error: UInt8 = 0x85
+    static let marked: UInt8 = 0x86
 }
 
 /// Tag bytes of `WireCredential`.
@@ -30,6 +32,21 @@ extension WireProtocol {
     /// The default bound on an encoded message's size, in bytes (16 MiB): decoders reject longer input
     /// with `WireError.messageTooLarge` before reading it.
     public static let maximumMessageSize: Int = 16 * 1024 * 1024
+
+    /// Bytes reserved for a message's framing around one changeset: enough for an `upload` or a `download`
+    /// that carries a single changeset (the largest framing is a download's 30 bytes: type, session,
+    /// entry count, entry tag, server version, length prefix, remaining bytes).
+    public static let changesetFramingAllowance = 64
+
+    /// The largest changeset that fits, with its framing, into one message of `maximumMessageSize` bytes:
+    /// the largest changeset a client may write and a server must accept.
+    public static let maximumChangesetSize: Int = maximumChangesetSize(forMessageSize: maximumMessageSize)
+
+    /// The largest changeset that fits, with its framing, into one message of `messageSize` bytes (0 when
+    /// even an empty changeset would not fit).
+    public static func maximumChangesetSize(forMessageSize messageSize: Int) -> Int {
+        max(0, messageSize - changesetFramingAllowance)
+    }
 }
 
 /// Sizes of length prefixes and fixed-width fields, for computing encoded sizes up front.

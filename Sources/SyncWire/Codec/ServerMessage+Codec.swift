@@ -32,6 +32,10 @@ extension ServerMessage {
         case .pong(let id):
             writer.write(MessageType.pong)
             writer.write(id)
+        case .marked(let sessionID, let id):
+            writer.write(MessageType.marked)
+            writer.write(sessionID)
+            writer.write(id)
         case .error(let error):
             writer.write(MessageType.error)
             writer.writeOptional(error.sessionID)
@@ -78,6 +82,9 @@ extension ServerMessage {
             self = .unbound(sessionID: try reader.readUInt32())
         case MessageType.pong:
             self = .pong(id: try reader.readUInt64())
+        case MessageType.marked:
+            let sessionID = try reader.readUInt32()
+            self = .marked(sessionID: sessionID, id: try reader.readUInt64())
         case MessageType.error:
             let sessionID = try reader.readOptionalUInt32()
             let rawCode = try reader.readUInt16()
@@ -94,8 +101,8 @@ extension ServerMessage {
         try reader.expectEnd()
     }
 
-    /// The exact length of `encoded()`.
-    var encodedSize: Int {
+    /// The exact length of `encoded()`, computed without encoding.
+    public var encodedSize: Int {
         switch self {
         case .welcome:
             1 + 2
@@ -110,6 +117,8 @@ extension ServerMessage {
             1 + 4
         case .pong:
             1 + 8
+        case .marked:
+            1 + 4 + 8
         case .error(let error):
             1 + (error.sessionID == nil ? 1 : 5) + 2 + EncodedSize.string(error.message)
                 + (error.retryAfterMilliseconds == nil ? 1 : 5)

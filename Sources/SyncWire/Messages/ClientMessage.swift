@@ -2,7 +2,7 @@
 ///
 /// A connection starts with exactly one `hello`; the server answers `welcome` or an error and closes.
 /// After `welcome` the client binds sessions (one per partition), uploads changesets in client-version
-/// order, pings, and unbinds. `docs/Protocol.md` describes the exchange and the binary encoding.
+/// order, pings, marks, and unbinds. `docs/Protocol.md` describes the exchange and the binary encoding.
 public enum ClientMessage: Sendable, Hashable {
     /// Opens the conversation: the protocol version the client speaks and who it is.
     case hello(Hello)
@@ -12,8 +12,12 @@ public enum ClientMessage: Sendable, Hashable {
     case upload(Upload)
     /// Stops syncing a session; the server answers `unbound`.
     case unbind(sessionID: UInt32)
-    /// Keepalive; the server answers `pong` with the same number.
+    /// Keepalive; the server answers `pong` with the same number, at once.
     case ping(id: UInt64)
+    /// Asks the server to answer `marked` with the same number once it has sent the bound session every
+    /// entry the partition held when the `mark` arrived (the download-completion check of
+    /// `SyncSession.wait(for: .download)`).
+    case mark(sessionID: UInt32, id: UInt64)
 }
 
 /// The first message on a connection.

@@ -8,6 +8,8 @@ public enum ServerMessage: Sendable, Hashable {
     case unbound(sessionID: UInt32)
     /// The answer to `ping`.
     case pong(id: UInt64)
+    /// The answer to `mark`: every entry the partition held when the mark arrived was sent before this.
+    case marked(sessionID: UInt32, id: UInt64)
     /// Something went wrong for one session or, without a session, for the whole connection.
     case error(ProtocolError)
 }
@@ -90,18 +92,25 @@ public enum ProtocolErrorCode: UInt16, Sendable, Hashable, CaseIterable {
     case unknownSession = 6
     /// `bind` reused a session number that is still bound.
     case sessionAlreadyBound = 7
-    /// An upload's client versions were not strictly increasing.
+    /// An upload's client versions were not strictly increasing, or skipped a version (a client file's
+    /// versions must follow each other: 1, 2, 3, …).
     case badClientVersion = 8
     /// The server is busy; try again later (see `retryAfterMilliseconds`).
     case serverBusy = 9
     /// The server failed internally (e.g. its storage); try again later.
     case internalError = 10
+    /// The client holds server versions the server does not have (the server lost or compacted history):
+    /// the client's copy must be reset before it can sync again. Retrying the same bind cannot help.
+    case clientResetRequired = 11
+    /// The `clientFileID` in `bind` belongs to another credential in this partition (a client file id
+    /// belongs to the credential that first used it there).
+    case foreignClientFile = 12
 
     /// Whether retrying cannot help: the session (or, without a session, the client) must give up.
     public var isFatal: Bool {
         switch self {
         case .unsupportedProtocolVersion, .authenticationFailed, .permissionDenied, .badClientVersion,
-            .messageTooLarge:
+            .messageTooLarge, .clientResetRequired, .foreignClientFile:
             true
         case .malformedMessage, .unknownSession, .sessionAlreadyBound, .serverBusy, .internalError:
             false

@@ -53,11 +53,23 @@ public protocol SyncServerConnection: AnyObject, Sendable {
     var incoming: AsyncStream<ClientMessage> { get }
 
     /// Queues `message` for the client. Never blocks; delivered in the order sent. Does nothing once
-    /// closed.
+    /// closed. A transport bounds what it queues for a client that does not read: past its limit it
+    /// closes the connection (the client sees `.closed(.connectionLost)`), so one stalled client never
+    /// holds the server's memory.
     func send(_ message: ServerMessage)
+
+    /// Suspends until the client has taken enough of what was sent that more may be sent (the outgoing
+    /// queue is below the transport's low-water mark), or the connection is closed. A server that awaits
+    /// this before each bulk message keeps at most one message beyond that mark queued per connection.
+    func writable() async
 
     /// Closes the connection; the client sees `.closed(.connectionLost)`. Idempotent.
     func close()
+}
+
+extension SyncServerConnection {
+    /// Transports without flow control are always writable.
+    public func writable() async {}
 }
 
 /// Something that takes server connections: a server running in this process.

@@ -16,10 +16,10 @@ struct LocalStoreTests {
     @Test("a new store gets a client file id that survives reopening")
     func clientFileID() async throws {
         try await withStorePath { path in
-            let store = try LocalStore(path: path, newClientFileID: { 42 })
+            let store = try await LocalStore.open(path: path, newClientFileID: { 42 }).store
             #expect(store.clientFileID == 42)
             await store.file.close()
-            let reopened = try LocalStore(path: path, newClientFileID: { 7 })
+            let reopened = try await LocalStore.open(path: path, newClientFileID: { 7 }).store
             #expect(reopened.clientFileID == 42)
         }
     }
@@ -27,7 +27,7 @@ struct LocalStoreTests {
     @Test("local writes, acknowledgements and downloads are replayed on reopen")
     func replay() async throws {
         try await withStorePath { path in
-            let store = try LocalStore(path: path, newClientFileID: { 1 })
+            let store = try await LocalStore.open(path: path, newClientFileID: { 1 }).store
             #expect(try await store.appendLocal([1, 2, 3]) == 1)
             #expect(try await store.appendLocal([4]) == 2)
             let synced = try await store.appendDownload([
@@ -35,15 +35,16 @@ struct LocalStoreTests {
                 .acknowledged(serverVersion: 2, clientVersion: 1),
             ])
             #expect(
-                synced == [
+                try await store.changesets(synced) == [
                     Changeset(data: Data([9, 9]), serverVersion: 1),
                     Changeset(data: Data([1, 2, 3]), serverVersion: 2),
                 ])
             await store.file.close()
 
-            let reopened = try LocalStore(path: path, newClientFileID: { 2 })
-            #expect(reopened.synced == synced)
-            #expect(reopened.unacknowledged.map(\.clientVersion) == [2])
+            let (reopened, reopenedSynced, _) = try await LocalStore.open(path: path, newClientFileID: { 2 })
+            #expect(reopenedSynced == synced)
+            #expect(reopened.unacknowledged(from: 1).count == 1)
+            #expect(try await reopened.unacknowledgedData() == [[4]])
             #expect(reopened.uploadableBytes == 4 && reopened.uploadedBytes == 3)
             #expect(reopened.downloadedBytes == 2)
             #expect(reopened.downloadedVersion == 2)
@@ -54,7 +55,7 @@ struct LocalStoreTests {
     @Test("entries already held are skipped: nothing is stored twice")
     func duplicatesSkipped() async throws {
         try await withStorePath { path in
-            let store = try LocalStore(path: path, newClientFileID: { 1 })
+            let store = try await LocalStore.open(path: path, newClientFileID: { 1 }).store
             _ = try await store.appendDownload([.changeset(serverVersion: 1, data: [1])])
             #expect(try await store.appendDownload([.changeset(serverVersion: 1, data: [1])]).isEmpty)
             #expect(store.downloadedBytes == 1)
@@ -64,21 +65,22 @@ struct LocalStoreTests {
     @Test("records count only once applied; versions are reserved when the records are made")
     func reserveThenApply() async throws {
         try await withStorePath { path in
-            let store = try LocalStore(path: path, newClientFileID: { 1 })
+            let store = try await LocalStore.open(path: path, newClientFileID: { 1 }).store
             let first = store.recordLocal([1])
             let second = store.recordLocal([2, 2])
             #expect(first == .local(clientVersion: 1, data: [1]))
             #expect(second == .local(clientVersion: 2, data: [2, 2]))
-            #expect(store.uploadableBytes == 0 && store.unacknowledged.isEmpty)
-            try await store.file.append([first, second])
-            _ = store.apply([first, second])
-            #expect(store.uploadableBytes == 3 && store.unacknowledged.map(\.clientVersion) == [1, 2])
+            #expect(store.uploadableBytes == 0 && store.unacknowledged(from: 1).isEmpty)
+            let locations = try await store.file.append([first, second].map { $0.encoded() })
+            _ = store.apply([first, second], at: locations)
+            #expect(store.uploadableBytes == 3 && store.unacknowledged(from: 1).count == 2)
             // A download on its way is not asked for again, even before it is applied.
             let pending = try store.records(for: [.changeset(serverVersion: 1, data: [7])])
             #expect(try store.records(for: [.changeset(serverVersion: 1, data: [7])]).isEmpty)
             #expect(store.downloadedVersion == 0)
-            try await store.file.append(pending)
-            #expect(store.apply(pending) == [Changeset(data: Data([7]), serverVersion: 1)])
+            let pendingLocations = try await store.file.append(pending.map { $0.encoded() })
+            let applied = store.apply(pending, at: pendingLocations)
+            #expect(try await store.changesets(applied) == [Changeset(data: Data([7]), serverVersion: 1)])
             #expect(store.downloadedVersion == 1)
         }
     }
@@ -86,8 +88,11 @@ struct LocalStoreTests {
     @Test("an acknowledgement of a client version never written is a fatal protocol violation")
     func bogusAcknowledgement() async throws {
         try await withStorePath { path in
-            let store = try LocalStore(path: path, newClientFileID: { 1 })
-            #expect(throws: SyncError.protocolViolation("acknowledgement of unknown client version 5", isFatal: true)) {
+            let store = try await LocalStore.open(path: path, newClientFileID: { 1 }).store
+            #expect(
+                throws: SyncError.protocolViolation(
+                    "acknowledgement of client version 5; the next unacknowledged one written is none", isFatal: true)
+            ) {
                 try store.records(for: [.acknowledged(serverVersion: 1, clientVersion: 5)])
             }
         }
@@ -96,7 +101,7 @@ struct LocalStoreTests {
     @Test("a torn tail left by a crash is cut; everything before it survives")
     func tornTail() async throws {
         try await withStorePath { path in
-            let store = try LocalStore(path: path, newClientFileID: { 1 })
+            let store = try await LocalStore.open(path: path, newClientFileID: { 1 }).store
             _ = try await store.appendLocal(Array(repeating: 7, count: 100))
             await store.file.close()
             let handle = try #require(FileHandle(forWritingAtPath: path))
@@ -104,9 +109,9 @@ struct LocalStoreTests {
             handle.write(Data([50, 0, 0, 0, 1, 2]))  // a record header cut short by the crash
             handle.closeFile()
 
-            let reopened = try LocalStore(path: path, newClientFileID: { 2 })
-            #expect(reopened.truncatedBytes == 6)
-            #expect(reopened.unacknowledged.map(\.data) == [Array(repeating: 7, count: 100)])
+            let (reopened, _, discarded) = try await LocalStore.open(path: path, newClientFileID: { 2 })
+            #expect(discarded == 6)
+            #expect(try await reopened.unacknowledgedData() == [Array(repeating: 7, count: 100)])
             #expect(try await reopened.appendLocal([8]) == 2)
         }
     }
@@ -115,7 +120,7 @@ struct LocalStoreTests {
     func notAStore() async {
         await withStorePath { path in
             #expect(FileManager.default.createFile(atPath: path, contents: Data("hello, world".utf8)))
-            #expect(throws: SyncError.self) { _ = try LocalStore(path: path, newClientFileID: { 1 }) }
+            await #expect(throws: SyncError.self) { _ = try await LocalStore.open(path: path, newClientFileID: { 1 }) }
         }
     }
 
@@ -137,15 +142,29 @@ extension LocalStore {
     /// client version.
     func appendLocal(_ data: [UInt8]) async throws -> UInt64 {
         let record = recordLocal(data)
-        try await file.append([record])
-        _ = apply([record])
+        _ = apply([record], at: try await file.append([record.encoded()]))
         return reservedClientVersion
     }
 
     /// Stores a download's entries the way the session does; returns the changesets they made known.
-    func appendDownload(_ entries: [DownloadEntry]) async throws -> [Changeset] {
+    func appendDownload(_ entries: [DownloadEntry]) async throws -> [SyncedEntry] {
         let records = try records(for: entries)
-        try await file.append(records)
-        return apply(records)
+        return apply(records, at: try await file.append(records.map { $0.encoded() }))
+    }
+
+    /// The changesets of `entries`, read back from the file.
+    func changesets(_ entries: [SyncedEntry]) async throws -> [Changeset] {
+        try await file.read(entries.map(\.location)).enumerated().map { index, bytes in
+            Changeset(
+                data: Data(try Record(decoding: bytes).changesetData ?? []), serverVersion: entries[index].serverVersion
+            )
+        }
+    }
+
+    /// The bytes of the unacknowledged local changesets, read back from the file.
+    func unacknowledgedData() async throws -> [[UInt8]] {
+        try await file.read(unacknowledged(from: 1).map(\.location)).map {
+            try Record(decoding: $0).changesetData ?? []
+        }
     }
 }

@@ -66,7 +66,13 @@ actor FlakyStore: PartitionStore {
 
     init(failingAppends: Int) { failuresLeft = failingAppends }
 
-    func load(partition: String) async throws -> [StoredChangeset] { partitions[partition] ?? [] }
+    func summaries(of partition: String) async throws -> [StoredChangesetSummary] {
+        (partitions[partition] ?? []).map(\.summary)
+    }
+
+    func read(_ versions: ClosedRange<UInt64>, of partition: String) async throws -> [StoredChangeset] {
+        (partitions[partition] ?? []).filter { versions.contains($0.serverVersion) }
+    }
 
     func append(_ changesets: [StoredChangeset], to partition: String) async throws {
         if failuresLeft > 0 {

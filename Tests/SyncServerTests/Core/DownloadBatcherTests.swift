@@ -5,46 +5,75 @@ import Testing
 
 @Suite("DownloadBatcher")
 struct DownloadBatcherTests {
-    private func entry(_ version: UInt64, file: UInt64, bytes count: Int) -> StoredChangeset {
-        StoredChangeset(
-            serverVersion: version, clientFileID: file, clientVersion: version,
-            data: bytes(UInt8(version), count: count))
+    /// A log of `entries` (file, bytes) with versions 1, 2, 3, …
+    private struct Log {
+        let entries: [StoredChangesetSummary]
+        init(_ entries: [(file: UInt64, bytes: Int)]) {
+            self.entries = entries.enumerated().map { index, entry in
+                StoredChangesetSummary(
+                    serverVersion: UInt64(index + 1), clientFileID: entry.file, clientVersion: UInt64(index + 1),
+                    byteCount: entry.bytes, owner: "")
+            }
+        }
+
+        /// The runs the batcher cuts the whole log into for `clientFileID`.
+        func runs(for clientFileID: UInt64, maximumBytes: Int, maximumMessageSize: Int = .max) -> [ClosedRange<UInt64>]
+        {
+            var runs: [ClosedRange<UInt64>] = []
+            var next: UInt64 = 1
+            while let run = DownloadBatcher.nextRun(
+                from: next, through: UInt64(entries.count), clientFileID: clientFileID, maximumBytes: maximumBytes,
+                maximumMessageSize: maximumMessageSize, entry: { entries[Int($0 - 1)] })
+            {
+                runs.append(run)
+                next = run.upperBound + 1
+            }
+            return runs
+        }
     }
 
-    @Test func emptyRunGivesOneEmptyDownload() {
-        let downloads = DownloadBatcher.downloads(of: [], to: 3, clientFileID: 1, maximumBytes: 10)
-        #expect(downloads == [Download(sessionID: 3, entries: [], remainingBytes: 0)])
+    @Test("nothing to send gives no run")
+    func nothingToSend() {
+        #expect(Log([]).runs(for: 1, maximumBytes: 10).isEmpty)
     }
 
-    @Test func acknowledgementsCarryNoBytesAndJoinTheCurrentMessage() {
-        let run = [
-            entry(1, file: 1, bytes: 100), entry(2, file: 2, bytes: 6), entry(3, file: 1, bytes: 100),
-            entry(4, file: 2, bytes: 6), entry(5, file: 1, bytes: 100),
-        ]
-        let downloads = DownloadBatcher.downloads(of: run, to: 1, clientFileID: 1, maximumBytes: 10)
-        #expect(downloads.map(\.entries.count) == [3, 2])
-        #expect(downloads.map(\.remainingBytes) == [6, 0])
-        #expect(downloads[0].entries.first == .acknowledged(serverVersion: 1, clientVersion: 1))
+    @Test("acknowledgements carry no bytes and join the message being filled")
+    func acknowledgementsJoinTheCurrentMessage() {
+        let log = Log([(1, 100), (2, 6), (1, 100), (2, 6), (1, 100)])
+        #expect(log.runs(for: 1, maximumBytes: 10) == [1...3, 4...5])
     }
 
-    @Test func onlyAcknowledgementsGiveOneMessage() {
-        let run = (1...5).map { entry($0, file: 1, bytes: 1000) }
-        let downloads = DownloadBatcher.downloads(of: run, to: 1, clientFileID: 1, maximumBytes: 10)
-        #expect(downloads.count == 1)
-        #expect(downloads[0].remainingBytes == 0)
+    @Test("an acknowledgement-only backlog is split below the message limit")
+    func acknowledgementsOnlyAreSplitByMessageSize() {
+        let log = Log((1...10).map { _ in (1, 1000) })
+        // Room for the message's framing and three acknowledgements of 17 bytes each.
+        let limit = DownloadBatcher.messageOverhead + 3 * DownloadBatcher.acknowledgementSize
+        #expect(log.runs(for: 1, maximumBytes: 10, maximumMessageSize: limit) == [1...3, 4...6, 7...9, 10...10])
+        #expect(log.runs(for: 1, maximumBytes: 10).count == 1)
     }
 
-    @Test func chunksFillUpToTheLimitExactly() {
-        let run = (1...6).map { entry($0, file: 2, bytes: 5) }
-        let downloads = DownloadBatcher.downloads(of: run, to: 1, clientFileID: 1, maximumBytes: 10)
-        #expect(downloads.map(\.entries.count) == [2, 2, 2])
-        #expect(downloads.map(\.remainingBytes) == [20, 10, 0])
+    @Test("changesets fill a message up to the byte limit exactly")
+    func chunksFillUpToTheLimitExactly() {
+        let log = Log((1...6).map { _ in (2, 5) })
+        #expect(log.runs(for: 1, maximumBytes: 10) == [1...2, 3...4, 5...6])
     }
 
-    @Test func emptyChangesetsFitUnderAZeroLimit() {
-        let run = (1...3).map { entry($0, file: 2, bytes: 0) } + [entry(4, file: 2, bytes: 2)]
-        let downloads = DownloadBatcher.downloads(of: run, to: 1, clientFileID: 1, maximumBytes: 0)
-        #expect(downloads.map(\.entries.count) == [3, 1])
-        #expect(downloads.map(\.remainingBytes) == [2, 0])
+    @Test("one changeset always fits, even above the byte limit")
+    func oneChangesetAlwaysFits() {
+        let log = Log([(2, 50), (2, 50)])
+        #expect(log.runs(for: 1, maximumBytes: 10) == [1...1, 2...2])
+    }
+
+    @Test("no message exceeds the message size, whatever the byte limit")
+    func messageSizeBoundsChangesets() {
+        let log = Log((1...4).map { _ in (2, 100) })
+        let limit = DownloadBatcher.messageOverhead + 2 * (DownloadBatcher.changesetOverhead + 100)
+        #expect(log.runs(for: 1, maximumBytes: .max, maximumMessageSize: limit) == [1...2, 3...4])
+    }
+
+    @Test("empty changesets fit under a zero byte limit")
+    func emptyChangesetsFitUnderAZeroLimit() {
+        let log = Log([(2, 0), (2, 0), (2, 0), (2, 2)])
+        #expect(log.runs(for: 1, maximumBytes: 0) == [1...3, 4...4])
     }
 }

@@ -1,0 +1,23 @@
+/// A log entry without its bytes: what the server keeps in memory about every entry of a partition, so
+/// that serving a partition costs memory in proportion to its number of entries, not its size.
+public struct StoredChangesetSummary: Sendable, Hashable {
+    /// The entry's position in the partition's log, starting at 1.
+    public var serverVersion: UInt64
+    /// The client file that uploaded it.
+    public var clientFileID: UInt64
+    /// The uploading client's sequence number for it.
+    public var clientVersion: UInt64
+    /// The length of its bytes.
+    public var byteCount: Int
+    /// The identity of the credential that uploaded it (see `StoredChangeset.owner`).
+    public var owner: String
+
+    /// A summary with the given fields.
+    public init(serverVersion: UInt64, clientFileID: UInt64, clientVersion: UInt64, byteCount: Int, owner: String) {
+        self.serverVersion = serverVersion
+        self.clientFileID = clientFileID
+        self.clientVersion = clientVersion
+        self.byteCount = byteCount
+        self.owner = owner
+    }
+}
