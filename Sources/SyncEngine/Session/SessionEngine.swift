@@ -48,6 +48,12 @@ actor SessionEngine {
     /// Who waits for a binding (`waitForDownloads`), by ticket.
     private var bindingWaiters: [UInt64: CheckedContinuation<BoundChannel?, Never>] = [:]
     private var nextTicket: UInt64 = 0
+    /// How many rounds `waitForDownloads` calls have made (a round: wait for a binding, ask for a mark).
+    /// Each round suspends until something happens, so this counts events, never a spin (tests check it).
+    private(set) var downloadWaitRounds = 0
+
+    /// Whether a `waitForDownloads` call is suspended until the next binding.
+    var isWaitingForBinding: Bool { !bindingWaiters.isEmpty }
 
     /// Uploads: the next client version to send on this binding, and the bytes sent and not yet acknowledged.
     private var nextToSend: UInt64 = 1
@@ -56,7 +62,11 @@ actor SessionEngine {
 
     /// Group commit: what waits for the next fsync, who waits for it, and who waits for room.
     private var pending: [PendingWrite] = []
-    private var pendingBytes = 0
+    private var pendingBytes = 0 {
+        didSet { peakPendingBytes = max(peakPendingBytes, pendingBytes) }
+    }
+    /// The most bytes the group-commit queue ever held (tests check the bound).
+    private(set) var peakPendingBytes = 0
     private var pendingWaiters: [CheckedContinuation<SyncError?, Never>] = []
     private var roomWaiters: [CheckedContinuation<Void, Never>] = []
     private var isFlushing = false
@@ -132,6 +142,7 @@ actor SessionEngine {
     ///   `.appClosed` after shut-down, `.cancelled` when the task is cancelled.
     func waitForDownloads() async throws(SyncError) {
         while true {
+            downloadWaitRounds += 1
             guard let channel = await nextBinding() else {
                 if isClosed { throw .appClosed }
                 if Task.isCancelled { throw .cancelled }
@@ -368,10 +379,12 @@ actor SessionEngine {
         Task { await self.flush() }
     }
 
-    /// Suspends while the group-commit queue holds `pendingBytes` or more (unless shut down).
+    /// Suspends while the group-commit queue holds `pendingBytes` or more (unless shut down). Every waiter
+    /// checks again when woken, so only as many proceed as there is room for.
     private func waitForRoom() async {
-        guard pendingBytes >= limits.pendingBytes, !isClosed else { return }
-        await withCheckedContinuation { roomWaiters.append($0) }
+        while pendingBytes >= limits.pendingBytes, !isClosed {
+            await withCheckedContinuation { roomWaiters.append($0) }
+        }
     }
 
     /// Writes everything pending with one fsync, then again for what arrived meanwhile, until nothing is

@@ -10,7 +10,7 @@ struct EngineFixture {
     let server: SyncServer
     let transport = FaultInjectingTransport()
     let timers = TestExecutor()
-    let directory = TemporaryDirectory()
+    let directory: TemporaryDirectory
     let app: SyncApp
     let errors: Collected<(error: SyncError, session: SyncSession?)>
 
@@ -19,8 +19,10 @@ struct EngineFixture {
         sharing: ConnectionSharing = .perUser,
         stopPolicy: StopPolicy = .afterChangesUploaded,
         random: @escaping @Sendable () -> Double = { 0 },
-        faults: FaultInjectingTransport.Faults = .init()
+        faults: FaultInjectingTransport.Faults = .init(),
+        directory: TemporaryDirectory = TemporaryDirectory()
     ) async throws {
+        self.directory = directory
         if let server {
             self.server = server
         } else {

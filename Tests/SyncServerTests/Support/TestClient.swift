@@ -77,6 +77,13 @@ final class TestClient: Sendable {
         return error
     }
 
+    /// The entries of the next downloads, until `count` entries arrived (downloads may carry several).
+    func nextEntries(_ count: Int) async throws -> [DownloadEntry] {
+        var entries: [DownloadEntry] = []
+        while entries.count < count { entries += try await nextDownload().entries }
+        return entries
+    }
+
     /// Binds and returns the downloads of the backlog, up to the one with `remainingBytes == 0`.
     func bind(
         _ sessionID: UInt32 = 1,

@@ -1,0 +1,138 @@
+import Foundation
+import SyncServer
+import SyncWire
+import Testing
+
+@testable import SyncEngine
+
+/// The client trusts no server either, and keeps only what is in flight in memory.
+@Suite("Client checks", .timeLimit(.minutes(2)))
+struct ClientChecksTests {
+    @Test(
+        "a download that skips a server version, or acknowledges a version never written, makes the session invalid",
+        arguments: [
+            [DownloadEntry.changeset(serverVersion: 2, data: [1])],
+            [DownloadEntry.acknowledged(serverVersion: 1, clientVersion: 1)],
+            [DownloadEntry.changeset(serverVersion: 1, data: [1]), .changeset(serverVersion: 3, data: [3])],
+        ])
+    func badDownloadsAreFatal(entries: [DownloadEntry]) async throws {
+        let server = ScriptedServer { bind in
+            [.download(Download(sessionID: bind.sessionID, entries: entries, remainingBytes: 0))]
+        }
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let app = makeApp(server: .inProcess(server), directory: directory.url)
+        let errors = Collected(app.errors)
+        let session = try await app.login(.anonymous).openSession(partition: "p")
+        try await eventually("invalid") { session.state.value == .invalid }
+        try await eventually("reported") { !errors.values.isEmpty }
+        guard case .protocolViolation(_, isFatal: true) = errors.values.first?.error else {
+            Issue.record("expected a fatal protocol violation, got \(errors.values.map(\.error))")
+            return
+        }
+        #expect(errors.values.first?.session === session)
+        #expect(Collected(session.changesets).values.isEmpty)  // nothing of the bad download was stored
+        #expect(session.engine.notifier.current(.download) == nil)
+    }
+
+    @Test("writes wait while the group-commit queue is full: it never holds more than its bound and one write")
+    func groupCommitQueueIsBounded() async throws {
+        let server = try await SyncServer.embedded()
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let bound = 64 * 1024
+        let app = SyncApp(
+            configuration: .init(
+                server: server.endpoint, directory: directory.url, timerExecutor: TestExecutor(),
+                callbackExecutor: ImmediateExecutor(), pendingWriteBytes: bound))
+        let session = try await app.login(.anonymous).openSession(partition: "p")
+        let changeset = Data(repeating: 7, count: 16 * 1024)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for _ in 0..<64 { group.addTask { try await session.write(changeset) } }
+            try await group.waitForAll()
+        }
+        #expect(await session.engine.peakPendingBytes <= bound + changeset.count)
+        #expect(await session.engine.peakPendingBytes >= bound)  // the queue did fill: the writes had to wait
+        try await session.wait(for: .upload)
+        #expect(try await server.changesets(in: "p").count == 64)
+        try await app.close()
+    }
+
+    @Test("a late changesets subscriber reads the bytes back from the store file, not from memory")
+    func replayReadsTheFile() async throws {
+        let fixture = try await EngineFixture()
+        defer { fixture.directory.remove() }
+        let session = try await fixture.open()
+        let marker = Array("FIND-ME-IN-THE-FILE".utf8)
+        try await session.write(Data(marker))
+        try await session.wait(for: .upload)
+        // Damage the changeset's bytes on disk behind the engine's back.
+        let path = fixture.directory.url.appendingPathComponent("anonymous/p.synclog").path
+        var contents = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
+        let at = try #require(contents.firstRange(of: marker)).lowerBound
+        contents[at] ^= 0xFF
+        try Data(contents).write(to: URL(fileURLWithPath: path))
+
+        let seen = Collected(session.changesets)
+        try await eventually("the damage is reported") { !fixture.errors.values.isEmpty }
+        #expect(seen.values.isEmpty)  // never the damaged bytes, never the old bytes from memory
+        guard case .storeCorrupted = fixture.errors.values.first?.error else {
+            Issue.record("expected storeCorrupted, got \(fixture.errors.values.map(\.error))")
+            return
+        }
+        #expect(fixture.errors.values.first?.session === session)
+    }
+}
+
+/// A server in this process that welcomes every client and answers each `bind` with `script(bind)`.
+final class ScriptedServer: SyncConnectionAcceptor {
+    private let script: @Sendable (Bind) -> [ServerMessage]
+
+    init(_ script: @escaping @Sendable (Bind) -> [ServerMessage]) { self.script = script }
+
+    func accept(_ connection: any SyncServerConnection) -> Bool {
+        let script = script
+        Task {
+            for await message in connection.incoming {
+                switch message {
+                case .hello: connection.send(.welcome(protocolVersion: WireProtocol.version))
+                case .bind(let bind): for answer in script(bind) { connection.send(answer) }
+                case .ping(let id): connection.send(.pong(id: id))
+                case .upload, .unbind, .mark: break
+                }
+            }
+        }
+        return true
+    }
+}
+
+@Suite("Torn writes", .timeLimit(.minutes(1)))
+struct TornWriteTests {
+    @Test(
+        "a final write torn by a crash is cut when the session opens, and the bytes cut are reported with the session")
+    func tornTailIsReported() async throws {
+        let server = try await SyncServer.embedded()
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        do {
+            let app = makeApp(server: server.endpoint, directory: directory.url)
+            let session = try await app.login(.anonymous).openSession(partition: "p")
+            try await session.write(Data("kept".utf8))
+            try await app.close()
+        }
+        let path = directory.url.appendingPathComponent("anonymous/p.synclog").path
+        let handle = try #require(FileHandle(forWritingAtPath: path))
+        handle.seekToEndOfFile()
+        handle.write(Data([50, 0, 0, 0, 1, 2, 3]))  // a record cut short by the crash
+        handle.closeFile()
+
+        let app = makeApp(server: server.endpoint, directory: directory.url)
+        let errors = Collected(app.errors)
+        let session = try await app.login(.anonymous).openSession(partition: "p")
+        try await eventually("reported") { !errors.values.isEmpty }
+        #expect(errors.values.first?.error == .storeRepaired(path: path, discardedBytes: 7))
+        #expect(errors.values.first?.session === session)
+        try await session.wait(for: .upload)
+        #expect(try await server.changesets(in: "p").map(\.data) == [Array("kept".utf8)])
+    }
+}

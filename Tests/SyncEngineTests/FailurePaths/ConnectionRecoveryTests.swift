@@ -1,0 +1,269 @@
+import Foundation
+import SyncServer
+import SyncWire
+import Testing
+
+@testable import SyncEngine
+
+/// How connections and sessions recover: the backoff forgets old failures once a connection proved
+/// healthy, one session's error leaves the others alone, a server that lost history stops the session
+/// instead of looping, and no stale state is left behind.
+@Suite("Connection recovery", .timeLimit(.minutes(2)))
+struct ConnectionRecoveryTests {
+    /// Grows the backoff with refused attempts (1 s, 2 s), then lets the third attempt (after 4 s) connect.
+    private func connectAfterGrowingTheBackoff(_ fixture: EngineFixture, _ session: SyncSession) async throws {
+        for delay in [1, 2] {
+            try await eventually("\(delay) s scheduled") {
+                fixture.timers.nextDueTime == fixture.timers.now + .seconds(delay)
+            }
+            fixture.timers.advance(by: .seconds(delay))
+        }
+        try await eventually("4 s scheduled") { fixture.timers.nextDueTime == fixture.timers.now + .seconds(4) }
+        fixture.transport.faults = .init()
+        fixture.timers.advance(by: .seconds(4))
+        try await eventually("connected") { session.connectionState.value == .connected }
+    }
+
+    /// Keeps the connection up for `duration` of virtual time, answering each keepalive ping.
+    private func stayConnected(_ fixture: EngineFixture, for duration: Duration) async throws {
+        var elapsed = Duration.zero
+        while elapsed < duration {
+            let step = min(duration - elapsed, .seconds(30))
+            fixture.timers.advance(by: step)
+            elapsed += step
+            // A ping may have gone out: wait for its pong to re-arm the next ping.
+            try await eventually("keepalive settled") {
+                fixture.timers.nextDueTime.map { $0 > fixture.timers.now } ?? false
+                    && fixture.timers.pendingCount == 1
+            }
+        }
+    }
+
+    @Test("the backoff resets once a connection stayed up 60 s")
+    func backoffResetsAfterAHealthyConnection() async throws {
+        let fixture = try await EngineFixture(faults: .init(refuse: true))
+        defer { fixture.directory.remove() }
+        let session = try await fixture.open()
+        try await connectAfterGrowingTheBackoff(fixture, session)
+        try await stayConnected(fixture, for: .seconds(60))
+        fixture.transport.faults = .init(refuse: true)
+        fixture.transport.dropConnections()
+        try await eventually("reconnect scheduled") { session.connectionState.value == .disconnected }
+        #expect(fixture.timers.nextDueTime == fixture.timers.now + .seconds(1))
+    }
+
+    @Test("a connection that drops before 60 s keeps growing the backoff")
+    func backoffKeepsGrowingAfterAShortConnection() async throws {
+        let fixture = try await EngineFixture(faults: .init(refuse: true))
+        defer { fixture.directory.remove() }
+        let session = try await fixture.open()
+        try await connectAfterGrowingTheBackoff(fixture, session)
+        try await stayConnected(fixture, for: .seconds(30))
+        fixture.transport.faults = .init(refuse: true)
+        fixture.transport.dropConnections()
+        try await eventually("reconnect scheduled") { session.connectionState.value == .disconnected }
+        #expect(fixture.timers.nextDueTime == fixture.timers.now + .seconds(8))
+    }
+
+    @Test("a session's error rebinds that session only: the shared connection and the other session stay connected")
+    func sessionErrorRebindsOnlyThatSession() async throws {
+        var configuration = SyncServer.Configuration()
+        configuration.store = PartitionFailingStore(partition: "a", failingAppends: 1)
+        let fixture = try await EngineFixture(server: try await SyncServer.embedded(configuration: configuration))
+        defer { fixture.directory.remove() }
+        let a = try await fixture.open("a")
+        let b = try await fixture.open("b")
+        try await a.wait(for: .download)
+        try await b.wait(for: .download)
+        let statesOfB = Collected(b.connectionState)
+
+        try await a.write(Data("fails once".utf8))
+        try await eventually("a's error is reported") { !fixture.errors.values.isEmpty }
+        let reported = fixture.errors.values
+        #expect(reported.count == 1)
+        #expect(reported.first?.session === a)
+        guard case .serverError = reported.first?.error else {
+            Issue.record("expected a server error, got \(reported.map(\.error))")
+            return
+        }
+        // While a waits for its rebind, b keeps syncing on the same connection.
+        try await b.write(Data("b is unaffected".utf8))
+        try await b.wait(for: .upload)
+        #expect(try await fixture.serverLog("b") == [Array("b is unaffected".utf8)])
+        try await eventually("a waits for its rebind") {
+            fixture.timers.nextDueTime == fixture.timers.now + .seconds(1)
+        }
+        fixture.timers.advance(by: .seconds(1))
+        try await a.wait(for: .upload)
+        #expect(try await fixture.serverLog("a") == [Array("fails once".utf8)])
+
+        #expect(fixture.transport.attempts == 1)
+        #expect(fixture.server.connectionCount == 1)
+        #expect(statesOfB.values == [.connected])
+        #expect(a.connectionState.value == .connected)
+    }
+
+    @Test("a server that lost history gets clientResetRequired: the session becomes invalid, no reconnect loop")
+    func lostHistoryInvalidatesTheSession() async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let original = try await SyncServer.embedded()
+        do {
+            let writerDirectory = TemporaryDirectory()
+            defer { writerDirectory.remove() }
+            let writer = try await makeApp(server: original.endpoint, directory: writerDirectory.url)
+                .login(.anonymous).openSession(partition: "p")
+            for index in 0..<3 { try await writer.write(Data([UInt8(index)])) }
+            try await writer.wait(for: .upload)
+            let app = makeApp(server: original.endpoint, directory: directory.url)
+            let reader = try await app.login(.anonymous).openSession(partition: "p")
+            try await reader.wait(for: .download)
+            try await app.close()
+        }
+        // A new server that remembers nothing: the client holds version 3 of a log that is empty.
+        let forgetful = try await SyncServer.embedded()
+        let fixture = try await EngineFixture(server: forgetful, directory: directory)
+        let session = try await fixture.open()
+        try await eventually("invalid") { session.state.value == .invalid }
+        try await eventually("reported") { !fixture.errors.values.isEmpty }
+        let reported = fixture.errors.values
+        #expect(reported.count == 1)
+        #expect(reported.first?.session === session)
+        guard case .clientResetRequired = reported.first?.error else {
+            Issue.record("expected clientResetRequired, got \(reported.map(\.error))")
+            return
+        }
+        await #expect(throws: SyncError.sessionInvalid) { try await session.wait(for: .download) }
+        fixture.timers.advance(by: .seconds(600))
+        #expect(fixture.transport.attempts == 1)
+        #expect(fixture.timers.pendingCount == 0)
+        #expect(try await forgetful.changesets(in: "p").isEmpty)
+    }
+
+    @Test("connections failing while sessions bind never leave a stale .connected behind", arguments: 0..<20)
+    func noStaleConnectedState(round: Int) async throws {
+        let fixture = try await EngineFixture()
+        defer { fixture.directory.remove() }
+        let first = try await fixture.open("first")
+        try await eventually("connected") { first.connectionState.value == .connected }
+        // Open more sessions (each binds on the live connection) while the connection is dropped and every
+        // later attempt refused; the drop lands at a different point of the binding in each round.
+        async let opened = [fixture.open("second"), fixture.open("third")]
+        for _ in 0..<round { await Task.yield() }
+        fixture.transport.faults = .init(refuse: true)
+        fixture.transport.dropConnections()
+        let sessions = try await [first] + opened
+        try await eventually("every session disconnected") {
+            sessions.allSatisfy { $0.connectionState.value == .disconnected }
+        }
+        // A stale .connected would show up as a later change: one more event round trip through each
+        // session's publisher (the callback executor is immediate here) settles the states.
+        for session in sessions { try? await session.engine.flushed() }
+        #expect(sessions.allSatisfy { $0.connectionState.value == .disconnected })
+    }
+
+    @Test("wait(for: .download) while the session waits for its rebind suspends; it does not spin")
+    func downloadWaitSuspendsWhileUnbound() async throws {
+        var configuration = SyncServer.Configuration()
+        configuration.store = PartitionFailingStore(partition: "a", failingAppends: 1)
+        let fixture = try await EngineFixture(server: try await SyncServer.embedded(configuration: configuration))
+        defer { fixture.directory.remove() }
+        let a = try await fixture.open("a")
+        let b = try await fixture.open("b")
+        try await a.wait(for: .download)
+        try await a.write(Data("fails once".utf8))
+        try await eventually("a unbound after its error") { a.connectionState.value == .disconnected }
+        let waiting = Task { try await a.wait(for: .download) }
+        try await eventually("the wait is waiting for a binding") { await a.engine.isWaitingForBinding }
+        let rounds = await a.engine.downloadWaitRounds
+        // Real time passes while other work goes on; a spinning wait would make round after round.
+        for index in 0..<20 {
+            try await b.write(Data([UInt8(index)]))
+            try await b.wait(for: .upload)
+        }
+        #expect(await a.engine.downloadWaitRounds == rounds)
+        fixture.timers.advance(by: .seconds(1))
+        try await waiting.value
+        #expect(await a.engine.downloadWaitRounds == rounds)
+    }
+
+    @Test("a subscriber that blocks delays no other session, no keepalive and no upload")
+    func blockingSubscriberDelaysNobody() async throws {
+        let server = try await SyncServer.embedded()
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let timers = TestExecutor()
+        // Default callback executors: a serial queue for the app and one per session.
+        let app = SyncApp(
+            configuration: .init(
+                server: server.endpoint, directory: directory.url, timerExecutor: timers, random: { 0 }))
+        let user = try await app.login(.anonymous)
+        let blocked = try await user.openSession(partition: "blocked")
+        let other = try await user.openSession(partition: "other")
+        try await blocked.wait(for: .download)
+        try await other.wait(for: .download)
+        let release = DispatchSemaphore(value: 0)
+        // (armed, entered): the subscriber blocks on the first change after it is armed — on the session's
+        // callback queue, not on the subscribing thread, which receives the current state at once.
+        let flags = Locked((armed: false, entered: false))
+        let token = blocked.state.subscribe { _ in
+            let block = flags.withLock { flags in
+                defer { if flags.armed { flags.entered = true } }
+                return flags.armed && !flags.entered
+            }
+            if block { _ = release.wait(timeout: .now() + 300) }  // longer than the time limit: a block on the wrong thread fails the test
+        }
+        defer {
+            release.signal()
+            token.invalidate()
+        }
+        flags.withLock { $0.armed = true }
+        blocked.suspend()
+        blocked.resume()
+        try await eventually("the subscriber blocks") { flags.withLock { $0.entered } }
+
+        try await other.write(Data("uploaded meanwhile".utf8))
+        try await other.wait(for: .upload)
+        try await blocked.write(Data("its own upload too".utf8))
+        try await blocked.wait(for: .upload)
+        #expect(try await server.changesets(in: "other").map(\.data) == [Array("uploaded meanwhile".utf8)])
+        // Keepalive: the ping goes out and its pong comes back while the subscriber still blocks.
+        timers.advance(by: .seconds(60))
+        try await eventually("pong received, next ping armed") {
+            timers.pendingCount == 1 && timers.nextDueTime == timers.now + .seconds(60)
+        }
+        #expect(flags.withLock { $0.entered })
+        #expect(blocked.connectionState.value == .connected)
+    }
+}
+
+/// A server store that fails its first `failingAppends` appends to one partition, then keeps changesets
+/// in memory.
+actor PartitionFailingStore: PartitionStore {
+    private let failingPartition: String
+    private var failuresLeft: Int
+    private let inner = InMemoryPartitionStore()
+
+    struct InjectedFailure: Error {}
+
+    init(partition: String, failingAppends: Int) {
+        failingPartition = partition
+        failuresLeft = failingAppends
+    }
+
+    func summaries(of partition: String) async throws -> [StoredChangesetSummary] {
+        await inner.summaries(of: partition)
+    }
+
+    func read(_ versions: ClosedRange<UInt64>, of partition: String) async throws -> [StoredChangeset] {
+        await inner.read(versions, of: partition)
+    }
+
+    func append(_ changesets: [StoredChangeset], to partition: String) async throws {
+        if partition == failingPartition, failuresLeft > 0 {
+            failuresLeft -= 1
+            throw InjectedFailure()
+        }
+        await inner.append(changesets, to: partition)
+    }
+}
