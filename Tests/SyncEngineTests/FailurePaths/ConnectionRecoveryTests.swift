@@ -211,7 +211,8 @@ struct ConnectionRecoveryTests {
                 defer { if flags.armed { flags.entered = true } }
                 return flags.armed && !flags.entered
             }
-            if block { _ = release.wait(timeout: .now() + 300) }  // longer than the time limit: a block on the wrong thread fails the test
+            // Longer than the time limit: blocking on the wrong thread fails the test.
+            if block { _ = release.wait(timeout: .now() + 300) }
         }
         defer {
             release.signal()
