@@ -5,10 +5,11 @@ extension SyncServer {
     public enum Authentication: Sendable {
         /// Every credential is accepted, `.anonymous` and any API key alike, and may sync every partition.
         case anonymousAllowed
-        /// Only the listed API keys are accepted; each may bind only the partitions in its set, or every
-        /// partition when its set contains `"*"`. `.anonymous` and unknown keys are refused with
-        /// `.authenticationFailed`; binding a partition outside the key's set is refused with
-        /// `.permissionDenied`.
+        /// Only the listed API keys are accepted; each may bind only the partitions its patterns allow: an
+        /// exact partition name, or a prefix followed by `*` (`"shared/*"`; `"*"` alone allows every
+        /// partition). `.anonymous` and unknown keys are refused with `.authenticationFailed`; binding a
+        /// partition the key's patterns do not allow is refused with `.permissionDenied`.
+        /// `APIKeysFile` reads this map from a file.
         case apiKeys([String: Set<String>])
 
         /// What `credential` may sync, or `nil` when it is refused.
@@ -19,8 +20,8 @@ extension SyncServer {
             case (.apiKeys, .anonymous):
                 return nil
             case (.apiKeys(let keys), .apiKey(let key)):
-                guard let partitions = keys[key] else { return nil }
-                return partitions.contains("*") ? .all : .only(partitions)
+                guard let patterns = keys[key] else { return nil }
+                return PartitionAccess(patterns: patterns)
             }
         }
     }
