@@ -1,2 +1,4 @@
-// `import SyncEngine` is enough to use the streams the engine hands out.
+// `import SyncEngine` is enough to use the streams the engine hands out, and the shared types it takes
+// (`SyncEndpoint`, `SyncTransport`, `SyncLogLevel`, …).
 @_exported import SyncStreams
+@_exported import SyncWire

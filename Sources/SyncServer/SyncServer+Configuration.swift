@@ -38,6 +38,11 @@ extension SyncServer {
         public var maximumCredentialBytes: Int
         /// The most connections open at once; further ones are refused. Default: 10,000.
         public var maximumConnections: Int
+        /// How much the server logs (see `SyncLogLevel`). Default: `.warn`.
+        public var logLevel: SyncLogLevel
+        /// Where log events go, on the thread that logs them. `nil` (default): standard error, one line per
+        /// event.
+        public var logger: (@Sendable (SyncLogEvent) -> Void)?
 
         /// A configuration; every parameter has the default described on its property.
         public init(
@@ -50,7 +55,9 @@ extension SyncServer {
             maximumPartitions: Int = 100_000,
             maximumPartitionNameBytes: Int = 1_024,
             maximumCredentialBytes: Int = 1_024,
-            maximumConnections: Int = 10_000
+            maximumConnections: Int = 10_000,
+            logLevel: SyncLogLevel = .warn,
+            logger: (@Sendable (SyncLogEvent) -> Void)? = nil
         ) {
             self.store = store
             self.authentication = authentication
@@ -63,6 +70,8 @@ extension SyncServer {
             self.maximumPartitionNameBytes = maximumPartitionNameBytes
             self.maximumCredentialBytes = maximumCredentialBytes
             self.maximumConnections = maximumConnections
+            self.logLevel = logLevel
+            self.logger = logger
         }
     }
 }

@@ -6,10 +6,21 @@ import SyncStreams
 final class ErrorSink: Sendable {
     let subject = PassthroughSubject<(error: SyncError, session: SyncSession?), Never>()
     private let executor: any StreamExecutor
+    let logger: SyncLogger
 
-    init(executor: any StreamExecutor) { self.executor = executor }
+    init(executor: any StreamExecutor, logger: SyncLogger) {
+        self.executor = executor
+        self.logger = logger
+    }
 
+    /// Logs `error` (`.fatal` when it is, `.warn` for a repaired store, `.error` otherwise) and delivers it.
     func report(_ error: SyncError, session: SyncSession?) {
+        let level: SyncLogLevel =
+            switch error {
+            case .storeRepaired: .warn
+            default: error.isFatal ? .fatal : .error
+            }
+        logger.log(level, LogCategory.errors, session.map { "\($0.partition): \(error)" } ?? "\(error)")
         let subject = subject
         executor.execute { subject.send((error, session)) }
     }

@@ -23,14 +23,28 @@ public final class SyncApp: Sendable {
 
     private struct State: Sendable {
         var users: [SyncCredentials: SyncUser] = [:]
+        /// The logged-in users, in the order they logged in.
+        var order: [SyncUser] = []
         var isClosed = false
     }
+
+    private let usersPublisher: OrderedPublisher<[SyncUser]>
+    private let activity: ActivityTracker
 
     public init(configuration: Configuration) {
         self.configuration = configuration
         callbackExecutor = configuration.callbackExecutor ?? DispatchQueue(label: "SyncApp.callbacks")
-        errorSink = ErrorSink(executor: callbackExecutor)
+        usersPublisher = OrderedPublisher([], executor: callbackExecutor)
+        activity = ActivityTracker(
+            sources: usersPublisher.stateStream, activity: { $0.syncActivity.eraseToAnyStream() },
+            combine: SyncActivity.combined)
+        errorSink = ErrorSink(
+            executor: callbackExecutor, logger: SyncLogger(level: configuration.logLevel, sink: configuration.logger))
     }
+
+    /// The engine's log events at or above `configuration.logLevel`, as they are logged (on the engine's
+    /// thread that logs them; chain `observe(on:)` to move them). Tools that watch the log subscribe here.
+    public var logs: AnySyncStream<SyncLogEvent, Never> { errorSink.logger.events }
 
     /// Every error the engine meets, with the session it concerns (`nil` for a connection shared by
     /// several sessions). Delivered on the app's callback executor; finishes when the app closes.
@@ -65,10 +79,33 @@ public final class SyncApp: Sendable {
                 onLogOut: { [weak self] user in self?.forget(user) }
             )
             state.users[credentials] = user
+            state.order.append(user)
+            usersPublisher.enqueue(state.order)
             return user
         }
         guard let user else { throw .appClosed }
+        usersPublisher.drain()
         return user
+    }
+
+    /// The user that logged in last and has not logged out, if any.
+    public var currentUser: SyncUser? { state.withLock { $0.order.last } }
+
+    /// The logged-in users, in the order they logged in. A user leaves the list when it logs out.
+    public var allUsers: [SyncUser] { state.withLock { $0.order } }
+
+    /// "Am I synced?" over every session of every logged-in user: `.offline` when no session is
+    /// connected, `.synced` when every connected session moved everything, `.syncing` otherwise, with the
+    /// counts added up. See `SyncActivity` and `SyncUser.syncActivity`.
+    public var syncActivity: StateStream<SyncActivity> { activity.state }
+
+    /// Every session of every user tries to reconnect at once, with a fresh backoff — what an app does when
+    /// the device's network comes back (Realm's `syncManager.reconnect()`). No effect on sessions that are
+    /// connected, connecting, inactive or in a fatal state. Returns at once; the attempts happen on the
+    /// engine's actors.
+    public func reconnect() {
+        let users = state.withLock { Array($0.users.values) }
+        for user in users { user.reconnect() }
     }
 
     /// Closes the app: every session of every user stops (changes not uploaded yet stay on disk for the
@@ -82,19 +119,30 @@ public final class SyncApp: Sendable {
         let users = state.withLock { state -> [SyncUser]? in
             guard !state.isClosed else { return nil }
             state.isClosed = true
-            defer { state.users = [:] }
-            return Array(state.users.values)
+            defer {
+                state.users = [:]
+                state.order = []
+                usersPublisher.enqueue([])
+            }
+            return state.order
         }
         guard let users else { return }
+        usersPublisher.drain()
         for user in users { await user.logOut() }
+        activity.stop()
         errorSink.finish()
     }
 
     /// Forgets a user that logged out, so that a later `login` starts afresh.
     private func forget(_ user: SyncUser) {
-        state.withLock { state in
-            if state.users[user.credentials] === user { state.users[user.credentials] = nil }
+        let changed = state.withLock { state -> Bool in
+            guard state.users[user.credentials] === user else { return false }
+            state.users[user.credentials] = nil
+            state.order.removeAll { $0 === user }
+            usersPublisher.enqueue(state.order)
+            return true
         }
+        if changed { usersPublisher.drain() }
     }
 }
 

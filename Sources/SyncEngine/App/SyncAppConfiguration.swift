@@ -42,6 +42,12 @@ extension SyncApp {
         /// Bytes a session lets wait for its next fsync (writes and downloads together) before `write`
         /// and the reading of further downloads wait. Default: 16 MiB.
         public var pendingWriteBytes: Int
+        /// How much the engine logs (see `SyncLogLevel`). Default: `.warn`. At `.off` logging costs one
+        /// comparison per log point.
+        public var logLevel: SyncLogLevel
+        /// Where log events go, on the thread that logs them. `nil` (default): standard error, one line per
+        /// event with a timestamp, the level and the category. `SyncApp.logs` streams them too.
+        public var logger: (@Sendable (SyncLogEvent) -> Void)?
 
         /// A configuration with Realm's defaults: connections shared per user, stop after changes are
         /// uploaded, backoff 1 s ×2 up to 5 min, connect timeout 120 s, ping every 60 s, pong timeout 120 s.
@@ -60,7 +66,9 @@ extension SyncApp {
             random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) },
             maximumChangesetBytes: Int = WireProtocol.maximumChangesetSize,
             uploadWindowBytes: Int = 8 << 20,
-            pendingWriteBytes: Int = 16 << 20
+            pendingWriteBytes: Int = 16 << 20,
+            logLevel: SyncLogLevel = .warn,
+            logger: (@Sendable (SyncLogEvent) -> Void)? = nil
         ) {
             self.server = server
             self.directory = directory
@@ -77,6 +85,8 @@ extension SyncApp {
             self.maximumChangesetBytes = min(maximumChangesetBytes, WireProtocol.maximumChangesetSize)
             self.uploadWindowBytes = max(1, uploadWindowBytes)
             self.pendingWriteBytes = max(1, pendingWriteBytes)
+            self.logLevel = logLevel
+            self.logger = logger
         }
 
         /// The sizes that bound each session's memory.

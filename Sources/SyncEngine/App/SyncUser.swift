@@ -4,7 +4,7 @@ import SyncStreams
 import SyncWire
 
 /// A logged-in user: opens sessions, one per partition, and lists them.
-public final class SyncUser: Sendable {
+public final class SyncUser: Sendable, Hashable {
     /// A stable identifier derived from the credentials; also the name of the user's local directory.
     public let identifier: String
     let credentials: SyncCredentials
@@ -15,6 +15,8 @@ public final class SyncUser: Sendable {
     private let onLogOut: @Sendable (SyncUser) -> Void
     private let registry = Locked<Registry>(Registry())
     private let sessionsPublisher: OrderedPublisher<[SyncSession]>
+    private let statePublisher: OrderedPublisher<UserState>
+    private let activity: ActivityTracker
 
     private enum Slot: Sendable {
         /// Being opened (its store is read off the cooperative pool); callers wait for the task.
@@ -46,7 +48,19 @@ public final class SyncUser: Sendable {
         self.errorSink = errorSink
         self.onLogOut = onLogOut
         sessionsPublisher = OrderedPublisher([], executor: callbackExecutor)
+        statePublisher = OrderedPublisher(.loggedIn, executor: callbackExecutor)
+        activity = ActivityTracker(
+            sources: sessionsPublisher.stateStream, activity: { $0.activity }, combine: SyncActivity.of)
     }
+
+    /// `.loggedIn`, then `.loggedOut` after `logOut()`, or `.removed` after `remove()`; delivered on the
+    /// app's callback executor.
+    public var state: StateStream<UserState> { statePublisher.stateStream }
+
+    /// "Am I synced?" over every session of the user, even as sessions open and close: `.offline` while
+    /// none is connected, `.syncing` with the connected sessions' progress added up, `.synced` when they
+    /// have moved everything. See `SyncActivity`; stays at its last value after `logOut()`.
+    public var syncActivity: StateStream<SyncActivity> { activity.state }
 
     /// Every session opened, in the order they were opened.
     public var allSessions: [SyncSession] { registry.withLock { $0.order } }
@@ -117,35 +131,61 @@ public final class SyncUser: Sendable {
     static let maximumPartitionNameBytes = 1_024
 
     /// Opens the session for `partition` and reports the initial download: `.connecting`, then
-    /// `.progress` values (`.forCurrentlyOutstandingWork`), then `.open(session)` once everything the
-    /// server had is downloaded, and finishes; or `.error` and finishes. Delivered on the app's callback
-    /// executor. Invalidating the token stops waiting (the session stays open).
-    public func asyncOpen(partition: String) -> AnySyncStream<AsyncOpenState, Never> {
+    /// `.waitingForUser` while the server checks the credential, then `.progress` values
+    /// (`.forCurrentlyOutstandingWork`), then `.open(session)` once everything the server had is
+    /// downloaded, and finishes; or `.error` and finishes. Delivered on the app's callback executor.
+    ///
+    /// With a `timeout` (on the configuration's timer executor), `.error(.timedOut)` ends the stream when the
+    /// download has not completed in time — offline, say; the session stays open and keeps trying.
+    /// Invalidating the token stops waiting (the session stays open).
+    public func asyncOpen(partition: String, timeout: Duration? = nil) -> AnySyncStream<AsyncOpenState, Never> {
         let executor = callbackExecutor
+        let timers = configuration.timerExecutor
         return AnySyncStream { onValue, onCompletion in
             let output = PassthroughSubject<AsyncOpenState, Never>()
+            let outcome = AsyncOpenOutcome(output)
             let outputToken = output.observe(onAny: executor).subscribe(onValue: onValue, onCompletion: onCompletion)
             let task = Task {
                 output.send(.connecting)
                 do throws(SyncError) {
                     let session = try await self.openSession(partition: partition)
+                    let checkToken = session.engine.credentialCheck.subject.removeDuplicates().subscribe { checking in
+                        if checking { outcome.send(.waitingForUser) }
+                    }
                     let progressToken = session.engine.notifier
                         .progress(for: .download, mode: .forCurrentlyOutstandingWork)
-                        .subscribe { output.send(.progress($0)) }
-                    defer { progressToken.invalidate() }
+                        .subscribe { outcome.send(.progress($0)) }
+                    defer {
+                        checkToken.invalidate()
+                        progressToken.invalidate()
+                    }
                     try await session.wait(for: .download)
-                    progressToken.invalidate()
-                    output.send(.open(session))
+                    outcome.finish(.open(session))
                 } catch {
-                    if error != .cancelled { output.send(.error(error)) }
+                    if error != .cancelled { outcome.finish(.error(error)) }
                 }
-                output.send(completion: .finished)
+                outcome.finish(nil)
+            }
+            let timer = timeout.map { timeout in
+                timers.schedule(after: timeout) {
+                    outcome.finish(.error(.timedOut("asyncOpen of \(partition) did not complete within \(timeout)")))
+                    task.cancel()
+                }
             }
             return SubscriptionToken {
+                timer?.cancel()
                 task.cancel()
                 outputToken.invalidate()
             }
         }
+    }
+
+    /// Every connection of the user reconnects at once with a fresh backoff if it waits to reconnect, and
+    /// every session waiting to be bound again after a session error is bound at once (see
+    /// `SyncApp.reconnect()`).
+    func reconnect() {
+        let connections = registry.withLock { $0.connections }
+        for connection in connections { Task { await connection.reconnect() } }
     }
 
     /// Logs the user out: every session stops as on `SyncApp.close()` (changes not uploaded yet stay on
@@ -167,6 +207,7 @@ public final class SyncUser: Sendable {
         }
         guard let taken else { return }
         sessionsPublisher.drain()
+        activity.stop()
         for slot in taken.slots {
             switch slot {
             case .open(let session): await session.engine.shutDown()
@@ -174,7 +215,22 @@ public final class SyncUser: Sendable {
             }
         }
         for connection in taken.connections { await connection.close() }
+        statePublisher.enqueue(.loggedOut)
+        statePublisher.drain()
         onLogOut(self)
+    }
+
+    /// Logs the user out (see `logOut()`) and deletes its local files: every partition's store, so that
+    /// logging in again downloads everything afresh and re-uploads nothing. The directory is first renamed
+    /// aside (one atomic step), then deleted, so a crash never leaves a half-deleted store in use.
+    ///
+    /// - Throws: `.storageFailure` if the files cannot be deleted (the user is logged out anyway).
+    public func remove() async throws(SyncError) {
+        await logOut()
+        let directory = directory
+        try await BlockingIO.run { () throws(SyncError) in try LocalFiles.removeDirectory(directory) }
+        statePublisher.enqueue(.removed)
+        statePublisher.drain()
     }
 
     private func makeSession(partition: String) async throws(SyncError) -> SyncSession {
@@ -204,7 +260,11 @@ public final class SyncUser: Sendable {
             configuration.callbackExecutor ?? DispatchQueue(label: "SyncSession.callbacks.\(partition)")
         let sessionReference = WeakReference<SyncSession>()
         let engineReference = WeakReference<SessionEngine>()
-        let controller = SessionController(stopPolicy: configuration.stopPolicy, executor: sessionExecutor) {
+        let logger = errorSink.logger
+        let controller = SessionController(
+            stopPolicy: configuration.stopPolicy, executor: sessionExecutor,
+            log: { state in logger.log(.info, LogCategory.session, "\(partition): \(state)") }
+        ) {
             guard let engine = engineReference.object else { return }
             Task { await engine.reconcile() }
         }
@@ -217,6 +277,7 @@ public final class SyncUser: Sendable {
             controller: controller,
             callbackExecutor: sessionExecutor,
             limits: configuration.sessionLimits,
+            logger: logger,
             reportError: { errorSink.report($0, session: sessionReference.object) }
         )
         engineReference.object = engine
@@ -259,10 +320,14 @@ public final class SyncUser: Sendable {
                 pongTimeout: configuration.pongTimeout,
                 executor: configuration.timerExecutor,
                 random: configuration.random,
+                logger: errorSink.logger,
                 reportError: { errorSink.report($0, session: nil) }
             )
         )
     }
+
+    public static func == (lhs: SyncUser, rhs: SyncUser) -> Bool { lhs === rhs }
+    public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
 
     /// `"anonymous"`, or `"apikey-"` and a hash of the key (the key itself never reaches the disk).
     static func identifier(for credentials: SyncCredentials) -> String {

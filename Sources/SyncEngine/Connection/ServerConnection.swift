@@ -50,9 +50,14 @@ actor ServerConnection {
         var pongTimeout: Duration
         var executor: any StreamExecutor
         var random: @Sendable () -> Double
+        var logger: SyncLogger = .off
         /// Where connection-level failures are reported (with no session).
         var reportError: @Sendable (SyncError) -> Void
     }
+
+    private var logger: SyncLogger { settings.logger }
+    /// When the current attempt started (for the connect timing in the log).
+    private var attemptStartedAt: StreamInstant?
 
     /// A registered session's binding bookkeeping.
     private struct Registration {
@@ -123,15 +128,31 @@ actor ServerConnection {
         if sessions.isEmpty { goIdle() }
     }
 
-    /// Connects at once with a fresh backoff if waiting to reconnect; otherwise does nothing.
-    func reconnect() {
-        guard case .waitingToReconnect = phase else { return }
-        backoff.reset()
-        startConnecting()
+    /// Connects at once with a fresh backoff if waiting to reconnect; when connected, binds at once (with a
+    /// fresh backoff) session `id` — or, for `nil`, every session — that waits to be bound again after a
+    /// session error. Otherwise (connecting, or bound) does nothing.
+    func reconnect(session id: UInt32? = nil) async {
+        switch phase {
+        case .waitingToReconnect:
+            backoff.reset()
+            startConnecting()
+        case .connected:
+            let waiting = sessions.keys.filter { key in
+                (id == nil || key == id) && timers[.rebind(key)] != nil && sessions[key]?.boundAt == nil
+            }
+            for key in waiting.sorted() {
+                cancel(.rebind(key))
+                sessions[key]?.backoff.reset()
+                await bind(key)
+            }
+        case .idle, .connecting, .failed, .closed:
+            break
+        }
     }
 
     /// Closes the connection for good: every later `register` is refused, waiting marks end.
     func close() {
+        logger.log(.detail, LogCategory.connection, "closing the connection to \(settings.endpoint)")
         cancelTimers()
         attempt += 1
         connection?.close()
@@ -163,6 +184,8 @@ actor ServerConnection {
         phase = .connecting
         connectedAt = nil
         for id in sessions.keys { sessions[id]?.boundAt = nil }
+        attemptStartedAt = settings.executor.now
+        logger.log(.info, LogCategory.connection, "connecting to \(settings.endpoint) (attempt \(current))")
         let connection = settings.transport.connect(to: settings.endpoint)
         self.connection = connection
         schedule(.connectTimeout, after: settings.connectTimeout)
@@ -179,6 +202,8 @@ actor ServerConnection {
         guard eventAttempt == attempt else { return }
         switch event {
         case .opened:
+            logger.log(.detail, LogCategory.connection, "transport open; handshaking with \(settings.endpoint)")
+            for registration in sessions.values { registration.session.credentialCheckChanged(true) }
             connection?.send(.hello(Hello(credential: settings.credential)))
         case .message(let message):
             await handle(message)
@@ -188,11 +213,17 @@ actor ServerConnection {
     }
 
     private func handle(_ message: ServerMessage) async {
+        if logger.isEnabled(.debug) { logger.log(.debug, LogCategory.connection, "received \(message.logSummary)") }
         switch message {
         case .welcome:
             guard case .connecting = phase else { return }
             phase = .connected
+            for registration in sessions.values { registration.session.credentialCheckChanged(false) }
             connectedAt = settings.executor.now
+            if let started = attemptStartedAt, let connectedAt {
+                logger.log(
+                    .info, LogCategory.connection, "connected to \(settings.endpoint) in \(connectedAt - started)")
+            }
             cancel(.connectTimeout)
             schedulePing()
             for id in sessions.keys.sorted() {
@@ -249,6 +280,7 @@ actor ServerConnection {
         var delay = registration.backoff.delay(
             afterFailureOf: error.backoffKind, policy: settings.backoff, random: settings.random())
         if let retryAfter { delay = max(delay, .milliseconds(retryAfter)) }
+        logger.log(.detail, LogCategory.connection, "session \(id) unbound after \(error); binding again in \(delay)")
         sessions[id] = registration
         endMarks(of: id)
         schedule(.rebind(id), after: delay)
@@ -286,6 +318,7 @@ actor ServerConnection {
         connectedAt = nil
         let wereBound = sessions.values.filter { $0.boundAt != nil }.map(\.session)
         for id in sessions.keys { sessions[id]?.boundAt = nil }
+        for registration in sessions.values { registration.session.credentialCheckChanged(false) }
         if error.isFatal {
             phase = .failed(error)
             let all = sessions.values.map(\.session)
@@ -302,6 +335,8 @@ actor ServerConnection {
             if let retryAfter { delay = max(delay, .milliseconds(retryAfter)) }
             phase = .waitingToReconnect
             schedule(.reconnect, after: delay)
+            logger.log(
+                .info, LogCategory.connection, "disconnected from \(settings.endpoint); reconnecting in \(delay)")
             broadcast(.disconnected)
         }
         for session in wereBound { await session.unbound(attempt: failedAttempt) }
@@ -340,6 +375,7 @@ actor ServerConnection {
         case .reconnect:
             startConnecting()
         case .ping:
+            logger.log(.trace, LogCategory.connection, "keepalive ping")
             let id = nextPingID
             nextPingID += 1
             awaitedPong = id
@@ -376,6 +412,23 @@ actor ServerConnection {
     /// Tells every registered session the connection's state (without waiting for them).
     private func broadcast(_ state: ConnectionState) {
         for registration in sessions.values { registration.session.connectionStateChanged(state) }
+    }
+}
+
+extension ServerMessage {
+    /// The message's kind and size, for the log (never the changesets' bytes).
+    var logSummary: String {
+        switch self {
+        case .welcome(let version): "welcome (protocol \(version))"
+        case .download(let download):
+            "download for session \(download.sessionID): \(download.entries.count) entries, \(encodedSize) bytes, "
+                + "\(download.remainingBytes) bytes to come"
+        case .unbound(let sessionID): "unbound session \(sessionID)"
+        case .pong(let id): "pong \(id)"
+        case .marked(let sessionID, let id): "marked \(id) for session \(sessionID)"
+        case .error(let error):
+            "error \(error.code) for session \(error.sessionID.map(String.init) ?? "-"): \(error.message)"
+        }
     }
 }
 

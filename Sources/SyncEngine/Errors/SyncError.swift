@@ -45,6 +45,8 @@ public enum SyncError: Error, Sendable, Hashable, CustomStringConvertible {
     case storeRepaired(path: String, discardedBytes: Int)
     /// The app was closed (`SyncApp.close()`), or the user logged out: the object can no longer be used.
     case appClosed
+    /// An operation with a time limit (`SyncUser.asyncOpen(partition:timeout:)`) did not finish in time.
+    case timedOut(String)
 
     /// Whether retrying cannot help: the session concerned moves to `.invalid`.
     public var isFatal: Bool {
@@ -52,7 +54,7 @@ public enum SyncError: Error, Sendable, Hashable, CustomStringConvertible {
         case .authenticationFailed, .permissionDenied, .storageFailure, .clientResetRequired, .storeCorrupted: true
         case .protocolViolation(_, let isFatal): isFatal
         case .connectionFailed, .connectTimedOut, .pongTimedOut, .serverError, .sessionInactive, .sessionInvalid,
-            .cancelled, .invalidArgument, .changesetTooLarge, .storeInUse, .storeRepaired, .appClosed:
+            .cancelled, .invalidArgument, .changesetTooLarge, .storeInUse, .storeRepaired, .appClosed, .timedOut:
             false
         }
     }
@@ -79,6 +81,7 @@ public enum SyncError: Error, Sendable, Hashable, CustomStringConvertible {
         case .storeRepaired(let path, let bytes):
             "the local store \(path) ended in a write torn by a crash; its \(bytes) bytes were discarded"
         case .appClosed: "the app was closed or the user logged out"
+        case .timedOut(let what): "timed out: \(what)"
         }
     }
 
@@ -103,6 +106,7 @@ public enum SyncError: Error, Sendable, Hashable, CustomStringConvertible {
         case .storeCorrupted: 15
         case .storeRepaired: 16
         case .appClosed: 17
+        case .timedOut: 18
         }
     }
 }

@@ -7,10 +7,18 @@ final class SessionController: Sendable {
     private let publisher: OrderedPublisher<SessionState>
     /// Called after each change is decided (the engine reconciles what it does with the new state).
     private let onChange: @Sendable () -> Void
+    /// Logs each new state.
+    private let log: @Sendable (SessionState) -> Void
 
-    init(stopPolicy: StopPolicy, executor: any StreamExecutor, onChange: @escaping @Sendable () -> Void) {
+    init(
+        stopPolicy: StopPolicy,
+        executor: any StreamExecutor,
+        log: @escaping @Sendable (SessionState) -> Void = { _ in },
+        onChange: @escaping @Sendable () -> Void
+    ) {
         machine = Locked(SessionStateMachine(stopPolicy: stopPolicy))
         publisher = OrderedPublisher(.active, executor: executor)
+        self.log = log
         self.onChange = onChange
     }
 
@@ -26,13 +34,14 @@ final class SessionController: Sendable {
     var isShutDown: Bool { machine.withLock { $0.isShutDown } }
 
     func handle(_ event: SessionStateMachine.Event) {
-        let changed = machine.withLock { machine -> Bool in
+        let (changed, new) = machine.withLock { machine -> (Bool, SessionState?) in
             let wasShutDown = machine.isShutDown
             let new = machine.handle(event)
             if let new { publisher.enqueue(new) }
-            return new != nil || machine.isShutDown != wasShutDown
+            return (new != nil || machine.isShutDown != wasShutDown, new)
         }
         guard changed else { return }
+        if let new { log(new) }
         publisher.drain()
         onChange()
     }

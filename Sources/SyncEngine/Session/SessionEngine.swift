@@ -33,9 +33,12 @@ actor SessionEngine {
     nonisolated let feed: ChangesetFeed
     nonisolated let controller: SessionController
     nonisolated let connectionStatePublisher: OrderedPublisher<ConnectionState>
+    /// Whether the server is checking the credential right now (the handshake is under way).
+    nonisolated let credentialCheck = OrderedPublisher<Bool>(false)
     private let store: LocalStore
     private let connection: ServerConnection
     private let limits: Limits
+    private let logger: SyncLogger
     private let reportError: @Sendable (SyncError) -> Void
 
     /// The session number while registered with the connection.
@@ -88,8 +91,10 @@ actor SessionEngine {
         controller: SessionController,
         callbackExecutor: any StreamExecutor,
         limits: Limits,
+        logger: SyncLogger = .off,
         reportError: @escaping @Sendable (SyncError) -> Void
     ) {
+        self.logger = logger
         self.partition = partition
         self.store = store
         self.connection = connection
@@ -129,10 +134,11 @@ actor SessionEngine {
         } while needsReconcile
     }
 
-    /// Connects at once if the connection is waiting to reconnect.
+    /// Connects at once if the connection is waiting to reconnect, or binds at once if this session waits
+    /// to be bound again after a session error.
     func reconnect() async {
-        guard registration != nil else { return }
-        await connection.reconnect()
+        guard let registration else { return }
+        await connection.reconnect(session: registration)
     }
 
     /// Returns once everything the server held for the partition when this was called (or, if not bound
@@ -208,6 +214,10 @@ actor SessionEngine {
                 )
             )
         )
+        logger.log(
+            .detail, LogCategory.session,
+            "\(partition): bound as session \(bound.sessionID), holding server version \(store.downloadedVersion), "
+                + "\(store.local.count - Int(store.acknowledgedClientVersion)) changesets to upload")
         resumeBindingWaiters(with: bound)
         Task { await self.sendUploads() }
     }
@@ -245,6 +255,12 @@ actor SessionEngine {
     nonisolated func connectionStateChanged(_ state: ConnectionState) {
         connectionStatePublisher.enqueue(state)
         connectionStatePublisher.drain()
+    }
+
+    /// The handshake that checks the credential started (`true`) or ended (called from the connection).
+    nonisolated func credentialCheckChanged(_ checking: Bool) {
+        credentialCheck.enqueue(checking)
+        credentialCheck.drain()
     }
 
     /// A fatal error for this session: report it and stop for good.
@@ -310,6 +326,8 @@ actor SessionEngine {
                 }
                 changesets.append(UploadChangeset(clientVersion: clientVersion, data: data))
             }
+            logger.log(
+                .debug, LogCategory.session, "\(partition): uploading \(changesets.count) changesets, \(bytes) bytes")
             channel.send(.upload(Upload(sessionID: channel.sessionID, changesets: changesets)))
             nextToSend = first + UInt64(batch.count)
             inFlightBytes += bytes
@@ -399,11 +417,15 @@ actor SessionEngine {
             var failure: SyncError?
             var locations: [StoreLocation] = []
             if !records.isEmpty {
+                let started = ContinuousClock.now
                 do {
                     locations = try await store.file.append(records.map { $0.encoded() })
                 } catch {
                     failure = error
                 }
+                logger.log(
+                    .debug, LogCategory.store,
+                    "\(partition): committed \(records.count) records in \(ContinuousClock.now - started)")
             }
             pendingBytes -= batch.reduce(0) { $0 + $1.byteCount }
             if let failure {
@@ -432,6 +454,9 @@ actor SessionEngine {
         inFlightBytes = max(0, inFlightBytes)
         if let remaining = batch.last(where: { $0.remainingBytes != nil })?.remainingBytes {
             let downloaded = store.downloadedBytes
+            if remaining == 0, logger.isEnabled(.detail), notifier.current(.download)?.isTransferComplete == false {
+                logger.log(.detail, LogCategory.session, "\(partition): download complete, \(downloaded) bytes held")
+            }
             notifier.update(
                 .download, transferred: downloaded, transferrable: downloaded.addingClamped(Int(clamping: remaining)))
         }

@@ -15,6 +15,8 @@ import SyncWire
 actor ServerCore {
     private let store: any PartitionStore
     private let configuration: SyncServer.Configuration
+    let logger: SyncLogger
+    static let category = "sync.server"
 
     private var partitions: [String: Partition] = [:]
     private var connections: [UInt64: ConnectionState] = [:]
@@ -27,6 +29,7 @@ actor ServerCore {
     init(configuration: SyncServer.Configuration) {
         store = configuration.store
         self.configuration = configuration
+        logger = SyncLogger(level: configuration.logLevel, sink: configuration.logger)
     }
 
     // MARK: - Connections
@@ -64,6 +67,7 @@ actor ServerCore {
     /// Forgets a connection whose messages ended, unbinding its sessions.
     func connectionEnded(_ handle: ConnectionHandle) {
         guard let connection = connections.removeValue(forKey: handle.id) else { return }
+        logger.log(.info, Self.category, "connection \(handle.id) ended (\(connection.sessions.count) sessions bound)")
         endAllSessions(of: connection)
         connection.phase = .closed
     }
@@ -93,11 +97,13 @@ actor ServerCore {
         }
         connection.owner = hello.credential.ownerIdentity
         connection.phase = .ready(access)
+        logger.log(.info, Self.category, "connection \(connection.handle.id) welcomed as \(connection.owner)")
         connection.handle.send(.welcome(protocolVersion: WireProtocol.version))
     }
 
     /// Sends a connection-level error, then closes the connection and unbinds its sessions.
     private func fail(_ connection: ConnectionState, _ code: ProtocolErrorCode, _ message: String) {
+        logger.log(.warn, Self.category, "connection \(connection.handle.id) closed: \(code): \(message)")
         connection.handle.send(.error(ProtocolError(code: code, message: message)))
         connection.handle.close()
         endAllSessions(of: connection)
@@ -166,6 +172,10 @@ actor ServerCore {
         )
         connection.sessions[sessionID] = session
         partition.subscribers[session.key] = session
+        logger.log(
+            .detail, Self.category,
+            "connection \(connection.handle.id) bound session \(sessionID) to \(bind.partition) from version "
+                + "\(bind.downloadedVersion) of \(partition.latestVersion)")
         startPump(session)
     }
 
@@ -217,6 +227,10 @@ actor ServerCore {
                 retryAfterMilliseconds: Self.retryAfterStorageFailure)
         }
         partition.append(stored)
+        logger.log(
+            .debug, Self.category,
+            "\(partition.name): integrated versions \(firstVersion)…\(partition.latestVersion) from client file "
+                + "\(session.clientFileID)")
         for subscriber in partition.subscribers.values { startPump(subscriber) }
     }
 
@@ -257,6 +271,9 @@ actor ServerCore {
         _ message: String,
         retryAfterMilliseconds: UInt32? = nil
     ) {
+        logger.log(
+            code == .internalError ? .error : .warn, Self.category,
+            "connection \(handle.id), session \(sessionID): \(code): \(message)")
         let error = ProtocolError(
             sessionID: sessionID,
             code: code,

@@ -1,0 +1,50 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// Deleting local files so that a crash at any moment leaves either the whole thing or nothing in place.
+enum LocalFiles {
+    /// The prefix of a file or directory renamed aside to be deleted. What carries it is garbage: a crash
+    /// interrupted its deletion, and `sweep(_:)` finishes the job.
+    static let tombstonePrefix = ".deleted-"
+
+    /// Renames `url` aside (atomic within its directory, then the directory is fsynced), then deletes it.
+    /// Nothing at `url`: nothing to do.
+    static func remove(_ url: URL) throws(SyncError) {
+        let parent = url.deletingLastPathComponent()
+        let tombstone = parent.appendingPathComponent(tombstonePrefix + UUID().uuidString)
+        guard rename(url.path, tombstone.path) == 0 else {
+            if errno == ENOENT { return }
+            throw .storageFailure("cannot move \(url.path) aside to delete it (errno \(errno))")
+        }
+        syncDirectory(parent)
+        do {
+            try FileManager.default.removeItem(at: tombstone)
+        } catch {
+            throw .storageFailure("cannot delete \(tombstone.path): \(error)")
+        }
+    }
+
+    /// Removes a whole directory the same way.
+    static func removeDirectory(_ url: URL) throws(SyncError) { try remove(url) }
+
+    /// Deletes what interrupted deletions left in `directory`.
+    static func sweep(_ directory: URL) {
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
+        for entry in entries where entry.hasPrefix(tombstonePrefix) {
+            try? FileManager.default.removeItem(at: directory.appendingPathComponent(entry))
+        }
+    }
+
+    /// Fsyncs a directory so that a rename in it survives a crash (best effort: some file systems refuse).
+    private static func syncDirectory(_ url: URL) {
+        let descriptor = open(url.path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return }
+        _ = fsync(descriptor)
+        _ = close(descriptor)
+    }
+}

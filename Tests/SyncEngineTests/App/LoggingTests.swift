@@ -1,0 +1,124 @@
+import Foundation
+import SyncServer
+import SyncWire
+import Testing
+
+@testable import SyncEngine
+
+@Suite("Logging", .timeLimit(.minutes(1)))
+struct LoggingTests {
+    private func app(
+        _ server: SyncServer, _ directory: TemporaryDirectory, level: SyncLogLevel,
+        into events: Locked<[SyncLogEvent]>, timers: TestExecutor = TestExecutor()
+    ) -> SyncApp {
+        SyncApp(
+            configuration: .init(
+                server: server.endpoint, directory: directory.url, timerExecutor: timers,
+                callbackExecutor: ImmediateExecutor(), random: { 0 }, logLevel: level,
+                logger: { event in events.withLock { $0.append(event) } }))
+    }
+
+    @Test("connection, session-state and error events are logged at Realm's levels, each with a category")
+    func logsTheLifeOfASession() async throws {
+        let server = try await SyncServer.embedded()
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let events = Locked<[SyncLogEvent]>([])
+        let app = app(server, directory, level: .detail, into: events)
+        let session = try await app.login(.anonymous).openSession(partition: "p")
+        try await session.wait(for: .download)
+        session.suspend()
+        try await app.close()
+        let logged = events.withLock { $0 }
+        #expect(
+            logged.contains {
+                $0.level == .info && $0.category == "sync.client.connection" && $0.message.hasPrefix("connecting to")
+            })
+        #expect(logged.contains { $0.level == .info && $0.message.hasPrefix("connected to") })
+        #expect(
+            logged.contains {
+                $0.level == .detail && $0.category == "sync.client.session" && $0.message.contains("bound as session")
+            })
+        #expect(
+            logged.contains { $0.level == .info && $0.category == "sync.client.session" && $0.message == "p: inactive" }
+        )
+        #expect(logged.allSatisfy { $0.level <= .detail && $0.level != .off })
+        #expect(!logged.contains { $0.level == .debug })
+    }
+
+    @Test("errors are logged with the session's partition; fatal ones at .fatal")
+    func errorsAreLogged() async throws {
+        let server = try await SyncServer.embedded(configuration: .init(authentication: .apiKeys(["good": ["p"]])))
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let events = Locked<[SyncLogEvent]>([])
+        let app = app(server, directory, level: .error, into: events)
+        let session = try await app.login(.apiKey("bad")).openSession(partition: "p")
+        try await eventually("invalid") { session.state.value == .invalid }
+        let logged = events.withLock { $0 }
+        #expect(logged.count == 1)
+        #expect(logged.first?.level == .fatal)
+        #expect(logged.first?.category == "sync.client.error")
+        #expect(logged.first?.message.hasPrefix("p: authentication failed") == true)
+    }
+
+    @Test(".off logs nothing, and app.logs streams exactly what the logger gets")
+    func offAndTheStream() async throws {
+        let server = try await SyncServer.embedded()
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let quiet = Locked<[SyncLogEvent]>([])
+        let silent = app(server, directory, level: .off, into: quiet)
+        let silentStream = Collected(silent.logs)
+        _ = try await silent.login(.anonymous).openSession(partition: "p").wait(for: .download)
+        try await silent.close()
+        #expect(quiet.withLock { $0 }.isEmpty)
+        #expect(silentStream.values.isEmpty)
+
+        let loud = Locked<[SyncLogEvent]>([])
+        let other = TemporaryDirectory()
+        defer { other.remove() }
+        let verbose = app(server, other, level: .trace, into: loud)
+        let stream = Collected(verbose.logs)
+        let session = try await verbose.login(.anonymous).openSession(partition: "p")
+        try await session.write(Data("x".utf8))
+        try await session.wait(for: .upload)
+        try await verbose.close()
+        #expect(stream.values == loud.withLock { $0 })
+        #expect(stream.values.contains { $0.level == .debug && $0.category == "sync.client.store" })
+        #expect(stream.values.contains { $0.level == .debug && $0.message.hasPrefix("received download") })
+    }
+
+    @Test("levels parse from their names and order from .off to .trace")
+    func levels() {
+        #expect(
+            SyncLogLevel.allCases.map(\.description) == [
+                "off", "fatal", "error", "warn", "info", "detail", "debug", "trace",
+            ])
+        #expect(SyncLogLevel(name: "DEBUG") == .debug)
+        #expect(SyncLogLevel(name: "verbose") == nil)
+        #expect(SyncLogLevel.fatal < .trace)
+    }
+
+    @Test("the default line: ISO 8601 UTC timestamp with milliseconds, level, category, message")
+    func lineFormat() {
+        let event = SyncLogEvent(
+            date: Date(timeIntervalSince1970: 1_795_000_000.123), level: .info, category: "sync.client.connection",
+            message: "connected")
+        #expect(event.description == "2026-11-18T11:06:40.123Z info sync.client.connection: connected")
+    }
+
+    @Test("the server logs at its configured level")
+    func serverLogs() async throws {
+        let events = Locked<[SyncLogEvent]>([])
+        let server = try await SyncServer.embedded(
+            configuration: .init(logLevel: .detail, logger: { event in events.withLock { $0.append(event) } }))
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let app = makeApp(server: server.endpoint, directory: directory.url)
+        _ = try await app.login(.anonymous).openSession(partition: "p").wait(for: .download)
+        let logged = events.withLock { $0 }
+        #expect(logged.contains { $0.category == "sync.server" && $0.message.contains("welcomed as anonymous") })
+        #expect(logged.contains { $0.category == "sync.server" && $0.message.contains("bound session") })
+    }
+}
