@@ -159,7 +159,12 @@ public final class SyncUser: Sendable, Hashable {
                         checkToken.invalidate()
                         progressToken.invalidate()
                     }
-                    try await session.wait(for: .download)
+                    do throws(SyncError) {
+                        try await session.wait(for: .download)
+                    } catch .sessionInvalid {
+                        // Report why, not just that the session is invalid.
+                        throw session.engine.fatalError ?? .sessionInvalid
+                    }
                     outcome.finish(.open(session))
                 } catch {
                     if error != .cancelled { outcome.finish(.error(error)) }

@@ -33,6 +33,9 @@ actor SessionEngine {
     nonisolated let feed: ChangesetFeed
     nonisolated let controller: SessionController
     nonisolated let connectionStatePublisher: OrderedPublisher<ConnectionState>
+    /// The error that made the session invalid, once one did.
+    nonisolated var fatalError: SyncError? { fatalErrorBox.withLock { $0 } }
+    private nonisolated let fatalErrorBox = Locked<SyncError?>(nil)
     /// Whether the server is checking the credential right now (the handshake is under way).
     nonisolated let credentialCheck = OrderedPublisher<Bool>(false)
     private let store: LocalStore
@@ -265,6 +268,7 @@ actor SessionEngine {
 
     /// A fatal error for this session: report it and stop for good.
     func failedFatally(_ error: SyncError) {
+        fatalErrorBox.withLock { $0 = $0 ?? error }
         dropBinding()
         if let id = registration {
             registration = nil
