@@ -66,6 +66,7 @@ public final class SyncApp: Sendable {
             } catch {
                 throw .storageFailure("cannot create \(directory.path): \(error)")
             }
+            LocalFiles.sweep(directory)
         }
         let user = state.withLock { state -> SyncUser? in
             guard !state.isClosed else { return nil }
@@ -98,6 +99,25 @@ public final class SyncApp: Sendable {
     /// connected, `.synced` when every connected session moved everything, `.syncing` otherwise, with the
     /// counts added up. See `SyncActivity` and `SyncUser.syncActivity`.
     public var syncActivity: StateStream<SyncActivity> { activity.state }
+
+    /// Deletes the local store of `user`'s session for `partition`, so that opening it again downloads
+    /// everything afresh (with a new client file id) and uploads nothing it held.
+    ///
+    /// The file is first renamed aside, one atomic step, then deleted: a crash leaves either the whole
+    /// store or none of it (a leftover is swept when the user logs in again).
+    ///
+    /// - Throws: `.storeInUse` while the session is open in this app (log the user out first) or the store
+    ///   is locked by another app; `.storageFailure` if the file cannot be deleted; `.invalidArgument` for an
+    ///   empty partition name.
+    public func deleteLocalFiles(for user: SyncUser, partition: String) async throws(SyncError) {
+        guard !partition.isEmpty else { throw .invalidArgument("a partition name must not be empty") }
+        let path = user.directory.appendingPathComponent(SyncUser.fileName(for: partition))
+        guard !user.hasOpenSession(for: partition) else { throw .storeInUse(path: path.path) }
+        try await BlockingIO.run { () throws(SyncError) in
+            guard !LocalFiles.isLocked(path.path) else { throw .storeInUse(path: path.path) }
+            try LocalFiles.remove(path)
+        }
+    }
 
     /// Every session of every user tries to reconnect at once, with a fresh backoff — what an app does when
     /// the device's network comes back (Realm's `syncManager.reconnect()`). No effect on sessions that are

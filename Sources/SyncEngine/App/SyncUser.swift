@@ -185,6 +185,9 @@ public final class SyncUser: Sendable, Hashable {
         }
     }
 
+    /// Whether this user has a session for `partition` open or opening.
+    func hasOpenSession(for partition: String) -> Bool { registry.withLock { $0.slots[partition] != nil } }
+
     /// Every connection of the user reconnects at once with a fresh backoff if it waits to reconnect, and
     /// every session waiting to be bound again after a session error is bound at once (see
     /// `SyncApp.reconnect()`).

@@ -58,6 +58,9 @@ actor SessionEngine {
     /// Each round suspends until something happens, so this counts events, never a spin (tests check it).
     private(set) var downloadWaitRounds = 0
 
+    /// The store's client file id (tests check that a deleted store comes back with a new one).
+    var clientFileIDForTests: UInt64 { store.clientFileID }
+
     /// Whether a `waitForDownloads` call is suspended until the next binding.
     var isWaitingForBinding: Bool { !bindingWaiters.isEmpty }
 

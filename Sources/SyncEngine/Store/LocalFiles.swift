@@ -40,6 +40,17 @@ enum LocalFiles {
         }
     }
 
+    /// Whether another open file description holds an exclusive `flock` on `path` (a store open in an
+    /// app, in this process or another). A missing file is not locked.
+    static func isLocked(_ path: String) -> Bool {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return false }
+        defer { _ = close(descriptor) }
+        guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else { return errno == EWOULDBLOCK }
+        _ = flock(descriptor, LOCK_UN)
+        return false
+    }
+
     /// Fsyncs a directory so that a rename in it survives a crash (best effort: some file systems refuse).
     private static func syncDirectory(_ url: URL) {
         let descriptor = open(url.path, O_RDONLY | O_CLOEXEC)

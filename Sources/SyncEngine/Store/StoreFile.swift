@@ -72,7 +72,13 @@ final class StoreFile: Sendable {
                 try visit(StoreLocation(offset: offset, length: record.count), record)
                 offset += UInt64(record.count)
             }
-            let reader = try Reader(path: path)
+            let reader: Reader
+            do throws(SyncError) {
+                reader = try Reader(path: path)
+            } catch {
+                log.close()
+                throw error
+            }
             let file = StoreFile(path: path, queue: queue, log: LogBox(log, length: offset), reader: reader)
             return (file, Opened(discardedBytes: log.truncatedBytes))
         }
@@ -147,9 +153,16 @@ final class StoreFile: Sendable {
         private let descriptor: Locked<Int32>
         private let path: String
 
+        /// Opens `path` for reading and takes the store's exclusive lock (one app per store file).
         init(path: String) throws(SyncError) {
             let descriptor = SyncEngine.openReadOnly(path)
             guard descriptor >= 0 else { throw .storageFailure("cannot open \(path) for reading (errno \(errno))") }
+            guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
+                let code = errno
+                SyncEngine.closeDescriptor(descriptor)
+                if code == EWOULDBLOCK { throw .storeInUse(path: path) }
+                throw .storageFailure("cannot lock \(path) (errno \(code))")
+            }
             self.descriptor = Locked(descriptor)
             self.path = path
         }

@@ -138,3 +138,77 @@ struct LifecycleTests {
         #expect(user.allSessions.count == 1)
     }
 }
+
+@Suite("Local files", .timeLimit(.minutes(1)))
+struct LocalFilesTests {
+    @Test("a second app on the same directory gets storeInUse instead of a second writer")
+    func oneWriterPerStore() async throws {
+        let server = try await SyncServer.embedded()
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let first = makeApp(server: server.endpoint, directory: directory.url)
+        let session = try await first.login(.anonymous).openSession(partition: "p")
+        try await session.write(Data("first".utf8))
+        let second = makeApp(server: server.endpoint, directory: directory.url)
+        let path = directory.url.appendingPathComponent("anonymous/p.synclog").path
+        await #expect(throws: SyncError.storeInUse(path: path)) {
+            try await second.login(.anonymous).openSession(partition: "p")
+        }
+        try await first.close()
+        // Closed and unlocked: the second app may open it now, and finds the first app's write.
+        let reopened = try await second.login(.anonymous).openSession(partition: "p")
+        try await reopened.wait(for: .upload)
+        #expect(try await server.changesets(in: "p").map(\.data) == [Array("first".utf8)])
+    }
+
+    @Test("deleteLocalFiles refuses while the store is in use, then deletes it: reopening downloads everything again")
+    func deleteLocalFiles() async throws {
+        let server = try await SyncServer.embedded()
+        let writerDirectory = TemporaryDirectory()
+        let directory = TemporaryDirectory()
+        defer {
+            writerDirectory.remove()
+            directory.remove()
+        }
+        let writer = try await makeApp(server: server.endpoint, directory: writerDirectory.url)
+            .login(.anonymous).openSession(partition: "p")
+        for index in 0..<3 { try await writer.write(Data([UInt8(index)])) }
+        try await writer.wait(for: .upload)
+
+        let app = makeApp(server: server.endpoint, directory: directory.url)
+        let user = try await app.login(.anonymous)
+        let session = try await user.openSession(partition: "p")
+        try await session.wait(for: .download)
+        let path = directory.url.appendingPathComponent("anonymous/p.synclog").path
+        await #expect(throws: SyncError.storeInUse(path: path)) {
+            try await app.deleteLocalFiles(for: user, partition: "p")
+        }
+        // Another app holding the store's lock is refused too.
+        await user.logOut()
+        let other = makeApp(server: server.endpoint, directory: directory.url)
+        let otherSession = try await other.login(.anonymous).openSession(partition: "p")
+        await #expect(throws: SyncError.storeInUse(path: path)) {
+            try await app.deleteLocalFiles(for: user, partition: "p")
+        }
+        let firstFileID = await otherSession.engine.clientFileIDForTests
+        try await other.close()
+
+        try await app.deleteLocalFiles(for: user, partition: "p")
+        #expect(!FileManager.default.fileExists(atPath: path))
+        let leftovers = try FileManager.default.contentsOfDirectory(
+            atPath: directory.url.appendingPathComponent("anonymous").path)
+        #expect(leftovers.isEmpty)
+
+        let transport = RecordingTransport()
+        let fresh = try await makeApp(server: server.endpoint, directory: directory.url, transport: transport)
+            .login(.anonymous).openSession(partition: "p")
+        try await fresh.wait(for: .download)
+        #expect(await fresh.engine.clientFileIDForTests != firstFileID)
+        let binds = transport.sent.compactMap { if case .bind(let bind) = $0 { bind } else { nil } }
+        #expect(binds.map(\.downloadedVersion) == [0])
+        #expect(Collected(fresh.changesets).values.count == 3)
+        await #expect(throws: SyncError.invalidArgument("a partition name must not be empty")) {
+            try await app.deleteLocalFiles(for: user, partition: "")
+        }
+    }
+}
