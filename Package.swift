@@ -8,6 +8,7 @@ let package = Package(
         .library(name: "SyncStreams", targets: ["SyncStreams"]),
         .library(name: "SyncEngine", targets: ["SyncEngine"]),
         .library(name: "SyncServer", targets: ["SyncServer"]),
+        .executable(name: "sync-spinner", targets: ["sync-spinner"]),
     ],
     targets: [
         // Reactive streams; knows nothing about sync.
@@ -21,11 +22,19 @@ let package = Package(
         // The reference server.
         .target(name: "SyncServer", dependencies: ["SyncStreams", "SyncWire", "SyncStorage"]),
 
+        // The CLI example, `swift run sync-spinner`: its logic (a library, so tests can reach it) and its main.
+        .target(
+            name: "SyncSpinnerKit", dependencies: ["SyncEngine", "SyncServer"],
+            path: "Examples/SyncSpinner/Sources/SyncSpinnerKit"),
+        .executableTarget(
+            name: "sync-spinner", dependencies: ["SyncSpinnerKit"], path: "Examples/SyncSpinner/Sources/sync-spinner"),
+
         .testTarget(name: "SyncStreamsTests", dependencies: ["SyncStreams"]),
         .testTarget(name: "SyncWireTests", dependencies: ["SyncWire", "SyncStreams"]),
         .testTarget(name: "SyncStorageTests", dependencies: ["SyncStorage"]),
         .testTarget(name: "SyncEngineTests", dependencies: ["SyncEngine", "SyncServer", "SyncWire", "SyncStorage"]),
         .testTarget(name: "SyncServerTests", dependencies: ["SyncServer", "SyncWire"]),
+        .testTarget(name: "SyncSpinnerTests", dependencies: ["SyncSpinnerKit", "sync-spinner"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,0 +1,91 @@
+import SyncEngine
+import Testing
+
+@testable import SyncSpinnerKit
+
+@Suite("Status line")
+struct StatusLineTests {
+    let upload = SyncProgress(transferredBytes: 6_100_000, transferrableBytes: 8_000_000, progressEstimate: 0.76)
+
+    @Test("bytes, percent, rate, ETA, bar and both connection states, with a spinner frame while outstanding")
+    func rendersEverything() {
+        let snapshot = StatusSnapshot(
+            upload: upload,
+            initialDownload: SyncProgress(transferredBytes: 4, transferrableBytes: 10, progressEstimate: 0.4),
+            totalBytes: 8_000_000, syncedBytes: 3_200_000, writer: .connected, reader: .connecting,
+            bytesPerSecond: 1_600_000, frame: 2)
+        #expect(
+            StatusLine(colour: false).render(snapshot)
+                == "⠹ 3.2/8.0 MB 40% 1.6 MB/s ETA 0:03 │ writer connected │ reader connecting │ ↑ 6.1 MB │ [####------]"
+        )
+    }
+
+    @Test("spinner frames advance while work is outstanding; a check mark once everything is synced")
+    func framesAndCheck() {
+        var snapshot = StatusSnapshot(totalBytes: 10, syncedBytes: 5)
+        let line = StatusLine(colour: false)
+        let frames = (0..<12).map { frame -> Character in
+            snapshot.frame = frame
+            return line.render(snapshot).first!
+        }
+        #expect(Array(frames[0..<10]) == StatusLine.frames)
+        #expect(frames[10] == StatusLine.frames[0])
+        snapshot.syncedBytes = 10
+        #expect(line.render(snapshot).hasPrefix("✓ "))
+        #expect(!line.render(snapshot).contains("ETA"))
+    }
+
+    @Test("formatting: megabytes round down, percent rounds down, ETA rounds up, unknown rate shows a dash")
+    func formatting() {
+        #expect(StatusLine.megabytes(0) == "0.0")
+        #expect(StatusLine.megabytes(99_999) == "0.0")
+        #expect(StatusLine.megabytes(8_000_000) == "8.0")
+        #expect(StatusLine.megabytes(1_234_567_890) == "1234.5")
+        #expect(StatusLine.percent(0.999) == "99%")
+        #expect(StatusLine.percent(1) == "100%")
+        #expect(StatusLine.percent(.nan) == "0%")
+        #expect(StatusLine.duration(0.2) == "0:01")
+        #expect(StatusLine.duration(65) == "1:05")
+        #expect(StatusLine.duration(.infinity) == "–")
+        #expect(StatusLine.rate(12_500_000) == "12.5 MB/s")
+        #expect(StatusLine.bar(0) == "[----------]")
+        #expect(StatusLine.bar(1) == "[##########]")
+        #expect(StatusLine(colour: false).render(StatusSnapshot(totalBytes: 1)).contains("– MB/s"))
+    }
+
+    @Test("colour only when asked: the plain line has no escape byte")
+    func colour() {
+        let snapshot = StatusSnapshot(totalBytes: 1, syncedBytes: 1, writer: .connected, reader: .disconnected)
+        let coloured = StatusLine(colour: true).render(snapshot)
+        #expect(coloured.contains("\u{1B}[32mconnected\u{1B}[0m"))
+        #expect(coloured.contains("\u{1B}[31mdisconnected\u{1B}[0m"))
+        #expect(!StatusLine(colour: false).render(snapshot).contains("\u{1B}"))
+        #expect(StatusLine.visibleWidth(coloured) == StatusLine(colour: false).render(snapshot).count)
+    }
+
+    @Test("clipping counts visible characters only, never cuts an escape sequence, and closes a colour it cut")
+    func clipping() {
+        #expect(StatusLine.clipped("abcdef", to: 3) == "abc")
+        #expect(StatusLine.clipped("abc", to: 10) == "abc")
+        #expect(StatusLine.clipped("abc", to: 0) == "")
+        let coloured = "a \u{1B}[32mgreen\u{1B}[0m b"
+        #expect(StatusLine.clipped(coloured, to: 4) == "a \u{1B}[32mgr\u{1B}[0m")
+        #expect(StatusLine.clipped(coloured, to: 9) == coloured)
+        #expect(StatusLine.visibleWidth(StatusLine.clipped(coloured, to: 4)) == 4)
+        // Multi-byte characters count as one column each.
+        #expect(StatusLine.clipped("⠹ ↑ ↓ ✓", to: 3) == "⠹ ↑")
+        for width in 0..<40 {
+            let line = StatusLine(colour: true).render(
+                StatusSnapshot(totalBytes: 10, syncedBytes: 3, writer: .connecting))
+            #expect(StatusLine.visibleWidth(StatusLine.clipped(line, to: width)) <= width)
+        }
+    }
+
+    @Test("the summary names changesets, bytes, seconds and MB/s")
+    func summary() {
+        #expect(
+            StatusLine.summary(changesets: 200, bytes: 8_000_000, seconds: 2, checksum: "abc")
+                == "synced 200 changesets, 8.0 MB in 2.00 s (4.0 MB/s); the reader holds exactly what the writer wrote (checksum abc)"
+        )
+    }
+}
