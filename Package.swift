@@ -16,7 +16,7 @@ let package = Package(
         // Shared by client and server: wire messages, their binary encoding, the transport abstraction.
         .target(name: "SyncWire", dependencies: ["SyncStreams"]),
         // Shared by client and server: the durable append-only record file.
-        .target(name: "SyncStorage"),
+        .target(name: "SyncStorage", dependencies: ["SyncStreams"]),
         // The client engine. Re-exports SyncStreams.
         .target(name: "SyncEngine", dependencies: ["SyncStreams", "SyncWire", "SyncStorage"]),
         // The reference server.
@@ -31,7 +31,7 @@ let package = Package(
 
         .testTarget(name: "SyncStreamsTests", dependencies: ["SyncStreams"]),
         .testTarget(name: "SyncWireTests", dependencies: ["SyncWire", "SyncStreams"]),
-        .testTarget(name: "SyncStorageTests", dependencies: ["SyncStorage"]),
+        .testTarget(name: "SyncStorageTests", dependencies: ["SyncStorage", "SyncStreams"]),
         .testTarget(name: "SyncEngineTests", dependencies: ["SyncEngine", "SyncServer", "SyncWire", "SyncStorage"]),
         .testTarget(name: "SyncServerTests", dependencies: ["SyncServer", "SyncWire"]),
         .testTarget(name: "SyncSpinnerTests", dependencies: ["SyncSpinnerKit", "sync-spinner"]),

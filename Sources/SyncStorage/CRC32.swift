@@ -29,9 +29,19 @@ public enum CRC32 {
     }
 
     static func checksum(_ buffer: UnsafeBufferPointer<UInt8>) -> UInt32 {
+        finish(update(start, UnsafeRawBufferPointer(buffer)))
+    }
+
+    /// The running value a checksum starts from.
+    static let start: UInt32 = 0xFFFF_FFFF
+
+    /// The checksum of what was fed to `update` since `start`.
+    static func finish(_ running: UInt32) -> UInt32 { running ^ 0xFFFF_FFFF }
+
+    /// Feeds `raw` into a running checksum (`start`, or what an earlier `update` returned).
+    static func update(_ running: UInt32, _ raw: UnsafeRawBufferPointer) -> UInt32 {
         tables.withUnsafeBufferPointer { table in
-            var crc: UInt32 = 0xFFFF_FFFF
-            let raw = UnsafeRawBufferPointer(buffer)
+            var crc = running
             var offset = 0
             while offset + 8 <= raw.count {
                 let one = UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: offset, as: UInt32.self)) ^ crc
@@ -47,7 +57,7 @@ public enum CRC32 {
                 crc = (crc >> 8) ^ table[Int((crc ^ UInt32(raw[offset])) & 0xFF)]
                 offset += 1
             }
-            return crc ^ 0xFFFF_FFFF
+            return crc
         }
     }
 }

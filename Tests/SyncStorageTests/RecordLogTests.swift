@@ -1,202 +1,302 @@
 import Foundation
-import SyncStorage
+import SyncStreams
 import Testing
+
+@testable import SyncStorage
+
+/// Opens `path` and returns the payloads it visits, with the log.
+func openLog(_ path: String, fileSystem: any FileSystem = SystemFileSystem()) throws -> (RecordLog, [[UInt8]]) {
+    var records: [[UInt8]] = []
+    let log = try RecordLog(path: path, fileSystem: fileSystem) { _, payload in records.append(Array(payload)) }
+    return (log, records)
+}
 
 @Suite struct RecordLogTests {
     let directory = TemporaryDirectory()
     var path: String { directory.file("log") }
 
-    static let header: [UInt8] = Array("SSLOG1".utf8) + [1]
-
-    // MARK: - Creating and reopening
-
-    @Test func newLogHasOnlyTheHeader() throws {
-        let log = try RecordLog(path: path)
-        #expect(log.recoveredRecords.isEmpty)
-        #expect(log.truncatedBytes == 0)
-        #expect(log.byteCount == 7)
-        #expect(log.path == path)
-        #expect(RawFile.read(path) == Self.header)
-    }
-
-    @Test func appendedRecordsAreRecoveredAfterReopening() throws {
-        let records: [[UInt8]] = [[1, 2, 3], Array("héllo".utf8), [0xFF]]
-        do {
-            let log = try RecordLog(path: path)
-            try log.append(records[0])
-            try log.append(Array(records[1...]))
-            #expect(log.byteCount == 7 + (8 + 3) + (8 + 6) + (8 + 1))
-            #expect(RawFile.read(path).count == log.byteCount)
-        }
-        let reopened = try RecordLog(path: path)
-        #expect(reopened.recoveredRecords == records)
-        #expect(reopened.truncatedBytes == 0)
-        #expect(reopened.byteCount == 7 + (8 + 3) + (8 + 6) + (8 + 1))
-        #expect(RawFile.read(path) == Self.header + records.flatMap { RawFile.record($0) })
-    }
-
-    @Test func emptyRecordsAreKeptAndEmptyBatchesDoNothing() throws {
-        do {
-            let log = try RecordLog(path: path)
-            try log.append([UInt8]())
-            try log.append([[UInt8]]())
-            try log.append([[], [7], []])
-            #expect(log.byteCount == 7 + 8 + 8 + 9 + 8)
-        }
-        #expect(try RecordLog(path: path).recoveredRecords == [[], [], [7], []])
-    }
-
-    @Test func manyRecordsSurviveSeveralReopens() throws {
-        var rng = SystemRandomNumberGenerator()
-        var expected: [[UInt8]] = []
-        for round in 0..<4 {
-            let log = try RecordLog(path: path)
-            #expect(log.recoveredRecords == expected)
-            #expect(log.truncatedBytes == 0)
-            for batch in 0..<25 {
-                let records = (0..<(batch % 5 + 1)).map { _ in
-                    (0..<Int.random(in: 0...(round * 200), using: &rng)).map { _ in
-                        UInt8.random(in: 0...255, using: &rng)
-                    }
-                }
-                if records.count == 1 { try log.append(records[0]) } else { try log.append(records) }
-                expected += records
-            }
-            log.close()
-        }
-        #expect(try RecordLog(path: path).recoveredRecords == expected)
-    }
-
-    // MARK: - Recovery
-
-    @Test func tornRecordHeaderIsCutAndAppendsContinue() throws {
-        try writeLog([[1], [2, 2], [3, 3, 3]])
-        let intactLength = RawFile.read(path).count
-        try RawFile.append([5, 0, 0, 0, 0xAA], to: path)  // a record header cut after 5 of 8 bytes
-
-        do {
-            let log = try RecordLog(path: path)
-            #expect(log.recoveredRecords == [[1], [2, 2], [3, 3, 3]])
-            #expect(log.truncatedBytes == 5)
-            #expect(log.byteCount == intactLength)
-            #expect(RawFile.read(path).count == intactLength)
-            try log.append([4, 4, 4, 4])
-        }
-        let reopened = try RecordLog(path: path)
-        #expect(reopened.recoveredRecords == [[1], [2, 2], [3, 3, 3], [4, 4, 4, 4]])
-        #expect(reopened.truncatedBytes == 0)
-    }
-
-    @Test func tornPayloadIsCutAndAppendsContinue() throws {
-        try writeLog([[1], [2, 2]])
-        let intactLength = RawFile.read(path).count
-        let torn = Array(RawFile.record(Array(repeating: 9, count: 100)).prefix(8 + 10))
-        try RawFile.append(torn, to: path)
-
-        do {
-            let log = try RecordLog(path: path)
-            #expect(log.recoveredRecords == [[1], [2, 2]])
-            #expect(log.truncatedBytes == 18)
-            #expect(RawFile.read(path).count == intactLength)
-            try log.append([5])
-        }
-        #expect(try RecordLog(path: path).recoveredRecords == [[1], [2, 2], [5]])
-    }
-
-    @Test func corruptChecksumInTheMiddleCutsFromThere() throws {
-        let records: [[UInt8]] = [[1, 1], [2, 2], [3, 3], [4, 4], [5, 5]]
-        try writeLog(records)
-        var bytes = RawFile.read(path)
-        let thirdPayload = 7 + 2 * 10 + 8
-        bytes[thirdPayload] ^= 0x01
-        try RawFile.write(bytes, to: path)
-
-        do {
-            let log = try RecordLog(path: path)
-            #expect(log.recoveredRecords == [[1, 1], [2, 2]])
-            #expect(log.truncatedBytes == 3 * 10)
-            #expect(log.byteCount == 7 + 2 * 10)
-            try log.append([6])
-        }
-        #expect(try RecordLog(path: path).recoveredRecords == [[1, 1], [2, 2], [6]])
-    }
-
-    @Test func lengthBeyondTheLimitIsTreatedAsCorrupt() throws {
-        try writeLog([[1]])
-        // Claims 0xFFFFFFFF bytes: more than both the limit and the file.
-        try RawFile.append([0xFF, 0xFF, 0xFF, 0xFF, 0, 0, 0, 0] + Array(repeating: 0, count: 16), to: path)
-        let log = try RecordLog(path: path)
-        #expect(log.recoveredRecords == [[1]])
-        #expect(log.truncatedBytes == 24)
-    }
-
-    @Test func tornHeaderOfANewFileIsCompleted() throws {
-        try RawFile.write(Array("SSL".utf8), to: path)
-        let log = try RecordLog(path: path)
-        #expect(log.recoveredRecords.isEmpty)
-        #expect(log.byteCount == 7)
-        #expect(RawFile.read(path) == Self.header)
-    }
-
-    @Test(arguments: [
-        Array("NOTALOG and more".utf8),
-        Array("SSLOG1".utf8) + [2],  // a version this build does not read
-        Array("SSLOG2".utf8) + [1] + RawFile.record([1]),
-        Array("XX".utf8),  // shorter than the header and not a prefix of it
-    ])
-    func wrongHeaderIsRejected(contents: [UInt8]) throws {
-        try RawFile.write(contents, to: path)
-        #expect(throws: RecordLogError.notARecordLog(path: path)) { try RecordLog(path: path) }
-        #expect(RawFile.read(path) == contents, "a file that is not a record log is left alone")
-    }
-
-    // MARK: - Errors
-
-    @Test func recordTooLargeWritesNothing() throws {
-        let log = try RecordLog(path: path)
-        try log.append([1])
-        let tooLarge = [UInt8](repeating: 0, count: RecordLog.maximumRecordSize + 1)
-        #expect(throws: RecordLogError.recordTooLarge(RecordLog.maximumRecordSize + 1, limit: 64 * 1024 * 1024)) {
-            try log.append([[2], tooLarge])
-        }
-        #expect(log.byteCount == 7 + 9)
-        #expect(RawFile.read(path).count == 7 + 9)
-    }
-
-    @Test func appendAfterCloseThrowsClosed() throws {
-        let log = try RecordLog(path: path)
-        log.close()
-        log.close()
-        #expect(throws: RecordLogError.closed) { try log.append([1]) }
-        #expect(throws: RecordLogError.closed) { try log.append([[1], [2]]) }
-    }
-
-    @Test func missingParentDirectoryCannotOpen() {
-        let missing = directory.file("no-such-directory/log")
-        #expect(throws: RecordLogError.cannotOpen(path: missing, errno: ENOENT)) { try RecordLog(path: missing) }
-    }
-
-    @Test(.enabled(if: FileManager.default.fileExists(atPath: "/dev/full")))
-    func writeFailureIsReported() {
-        // /dev/full opens fine and fails every write with ENOSPC.
-        #expect(throws: RecordLogError.writeFailed(path: "/dev/full", errno: ENOSPC)) {
-            try RecordLog(path: "/dev/full")
-        }
-    }
-
-    @Test func errorsDescribeThemselves() {
-        #expect(RecordLogError.cannotOpen(path: "/x", errno: ENOENT).description.contains("/x"))
-        #expect(RecordLogError.cannotOpen(path: "/x", errno: ENOENT).description.contains("errno \(ENOENT)"))
-        #expect(RecordLogError.notARecordLog(path: "/y").description.contains("not a record log"))
-        #expect(RecordLogError.recordTooLarge(10, limit: 5).description.contains("limit of 5"))
-        #expect(RecordLogError.closed.description == "the record log is closed")
-    }
-
-    // MARK: - Helpers
-
-    private func writeLog(_ records: [[UInt8]]) throws {
+    /// Writes `records` to a new log and closes it.
+    func writeLog(_ records: [[UInt8]]) throws {
         let log = try RecordLog(path: path)
         try log.append(records)
         log.close()
+    }
+
+    // MARK: - Creating, appending, reopening
+
+    @Test("a new log holds only its 8-byte header, format version 2")
+    func newLogHasOnlyTheHeader() throws {
+        let (log, records) = try openLog(path)
+        #expect(records.isEmpty)
+        #expect(log.recovery == RecordLog.Recovery(recordCount: 0, truncatedBytes: 0, truncatedAt: nil))
+        #expect(log.byteCount == 8)
+        #expect(RawFile.read(path) == RawFile.header)
+    }
+
+    @Test("appended records come back after reopening, byte for byte as the format describes, at their locations")
+    func appendedRecordsAreRecovered() throws {
+        let records: [[UInt8]] = [[1, 2, 3], Array("héllo".utf8), [0xFF], []]
+        var locations: [RecordLocation] = []
+        do {
+            let log = try RecordLog(path: path)
+            locations.append(try log.append(records[0]))
+            locations += try log.append(Array(records[1...]))
+            #expect(log.byteCount == 8 + UInt64(records.reduce(0) { $0 + 13 + $1.count }))
+        }
+        #expect(RawFile.read(path) == RawFile.header + records.flatMap(RawFile.record))
+        var visited: [RecordLocation] = []
+        let reopened = try RecordLog(path: path) { location, _ in visited.append(location) }
+        #expect(visited == locations)
+        #expect(locations.map(\.offset) == [8, 24, 43, 57])
+        for (location, record) in zip(locations, records) { #expect(try reopened.read(location) == record) }
+        #expect(reopened.recovery.recordCount == 4)
+    }
+
+    @Test("many records survive several reopens (seeded)", arguments: [UInt64(0xC0FFEE)])
+    func manyRecordsSurviveSeveralReopens(seed: UInt64) throws {
+        var generator = SplitMix64(seed: seed)
+        var expected: [[UInt8]] = []
+        for round in 0..<4 {
+            let (log, records) = try openLog(path)
+            #expect(records == expected, "seed \(seed)")
+            for batch in 0..<25 {
+                let batchRecords = (0..<(batch % 5 + 1)).map { _ in
+                    (0..<Int.random(in: 0...(round * 200), using: &generator)).map { _ in
+                        UInt8.random(in: 0...255, using: &generator)
+                    }
+                }
+                try log.append(batchRecords)
+                expected += batchRecords
+            }
+            log.close()
+        }
+        #expect(try openLog(path).1 == expected, "seed \(seed)")
+    }
+
+    @Test("version 1 files and other files are refused with typed errors, untouched")
+    func foreignFilesAreRefused() throws {
+        try RawFile.write(Array("SSLOG1".utf8) + [1] + [0, 0, 0, 0], to: path)
+        #expect(throws: RecordLogError.unsupportedVersion(path: path, version: 1)) { _ = try RecordLog(path: path) }
+        try RawFile.write(Array("SSLOG1".utf8) + [1], to: path)  // an empty version 1 log
+        #expect(throws: RecordLogError.unsupportedVersion(path: path, version: 1)) { _ = try RecordLog(path: path) }
+        #expect(RawFile.read(path) == Array("SSLOG1".utf8) + [1])
+        try RawFile.write(Array("SSLOG".utf8) + [1, 0, 0] + RawFile.record([1]), to: path)
+        #expect(throws: RecordLogError.unsupportedVersion(path: path, version: 1)) { _ = try RecordLog(path: path) }
+        try RawFile.write(Array("hello, world".utf8), to: path)
+        #expect(throws: RecordLogError.notARecordLog(path: path)) { _ = try RecordLog(path: path) }
+        #expect(RawFile.read(path) == Array("hello, world".utf8))
+        // A header torn while the file was created is completed.
+        try RawFile.write(Array(RawFile.header[0..<3]), to: path)
+        #expect(try openLog(path).1.isEmpty)
+        #expect(RawFile.read(path) == RawFile.header)
+    }
+
+    // MARK: - Torn tails and corruption
+
+    @Test(
+        "truncated at every byte offset: each reopen gives a prefix of the records and reports the cut, never a wrong record"
+    )
+    func everyTruncation() throws {
+        let records: [[UInt8]] = [
+            [1], [], Array(repeating: 2, count: 40), [3, 3, 3], Array(repeating: 0xA5, count: 20),
+        ]
+        try writeLog(records)
+        let full = RawFile.read(path)
+        // The end of each record, to tell which prefix a length holds.
+        var ends: [Int] = []
+        var end = 8
+        for record in records {
+            end += 13 + record.count
+            ends.append(end)
+        }
+        for length in 0...full.count {
+            try RawFile.write(Array(full[0..<length]), to: path)
+            let (log, recovered) = try openLog(path)
+            let complete = ends.filter { $0 <= length }.count
+            #expect(recovered == Array(records[0..<complete]), "truncated at \(length)")
+            let intact = length < 8 ? 8 : (complete == 0 ? 8 : ends[complete - 1])
+            #expect(log.recovery.truncatedBytes == max(0, length - intact), "truncated at \(length)")
+            #expect(log.byteCount == UInt64(intact))
+            log.close()
+            #expect(RawFile.read(path).count == intact)
+        }
+    }
+
+    @Test("a zero-filled tail (what a power loss can leave) is cut and reported", arguments: [1, 7, 4096])
+    func zeroTail(length: Int) throws {
+        try writeLog([[1, 2], [3]])
+        let intact = RawFile.read(path)
+        try RawFile.append([UInt8](repeating: 0, count: length), to: path)
+        let (log, records) = try openLog(path)
+        #expect(records == [[1, 2], [3]])
+        #expect(log.recovery.truncatedBytes == length)
+        #expect(log.recovery.truncatedAt == UInt64(intact.count))
+        try log.append([9])
+        log.close()
+        #expect(try openLog(path).1 == [[1, 2], [3], [9]])
+    }
+
+    @Test("a garbage tail is cut; appends continue after it")
+    func garbageTail() throws {
+        try writeLog([[1]])
+        // A marker, then a length beyond the limit.
+        try RawFile.append([0xA5, 0xFF, 0xFF, 0xFF, 0x7F, 1, 2, 3, 4, 5, 6, 7, 8, 9], to: path)
+        let (log, records) = try openLog(path)
+        #expect(records == [[1]])
+        #expect(log.recovery.truncatedBytes == 14)
+    }
+
+    @Test("a flipped bit in a middle record is corruption at that record's offset; nothing is cut")
+    func flippedBitInTheMiddle() throws {
+        try writeLog([[1, 1, 1], [2, 2, 2], [3, 3, 3]])
+        var bytes = RawFile.read(path)
+        let second = 8 + 16
+        bytes[second + 14] ^= 0x10  // in the second record's payload
+        try RawFile.write(bytes, to: path)
+        #expect(throws: RecordLogError.corrupted(path: path, offset: UInt64(second))) { _ = try RecordLog(path: path) }
+        #expect(RawFile.read(path) == bytes)
+        // In its header instead: the same.
+        bytes[second + 14] ^= 0x10
+        bytes[second + 2] ^= 0x01
+        try RawFile.write(bytes, to: path)
+        #expect(throws: RecordLogError.corrupted(path: path, offset: UInt64(second))) { _ = try RecordLog(path: path) }
+    }
+
+    @Test("a flipped bit in the file header is refused; in the first record, with others after it, is corruption")
+    func flippedBitAtTheStart() throws {
+        try writeLog([[1], [2]])
+        var bytes = RawFile.read(path)
+        bytes[1] ^= 0x01
+        try RawFile.write(bytes, to: path)
+        #expect(throws: RecordLogError.notARecordLog(path: path)) { _ = try RecordLog(path: path) }
+        bytes[1] ^= 0x01
+        bytes[8] ^= 0x01  // the first record's marker
+        try RawFile.write(bytes, to: path)
+        #expect(throws: RecordLogError.corrupted(path: path, offset: 8)) { _ = try RecordLog(path: path) }
+    }
+
+    @Test("a flipped bit in the last record: nothing intact follows it, so it is cut as a torn write")
+    func flippedBitInTheLastRecord() throws {
+        try writeLog([[1, 1], [2, 2]])
+        var bytes = RawFile.read(path)
+        bytes[bytes.count - 1] ^= 0x80
+        try RawFile.write(bytes, to: path)
+        let (log, records) = try openLog(path)
+        #expect(records == [[1, 1]])
+        #expect(log.recovery.truncatedBytes == 15)
+    }
+
+    @Test("hostile lengths never trap or allocate what they claim (a 4 GiB length, a max-size length past the end)")
+    func hostileLengths() throws {
+        try writeLog([[1]])
+        for length: UInt32 in [.max, UInt32(RecordLog.maximumRecordSize), UInt32(RecordLog.maximumRecordSize) + 1] {
+            var bytes = RawFile.read(path)
+            bytes = Array(bytes[0..<(8 + 14)])
+            let lengthBytes = RawFile.littleEndian(length)
+            let checksum = RawFile.littleEndian(RawFile.crc32Reference(lengthBytes))
+            let check = RawFile.littleEndian(RawFile.crc32Reference([0xA5] + lengthBytes + checksum))
+            bytes += [0xA5] + lengthBytes + checksum + check + [1, 2, 3]
+            try RawFile.write(bytes, to: path)
+            let (log, records) = try openLog(path)
+            #expect(records == [[1]])
+            #expect(log.recovery.truncatedBytes == 16)
+            log.close()
+        }
+    }
+
+    // MARK: - Reading back
+
+    @Test(
+        "reads by location check the record: a wrong location or a damaged record is a typed error, never wrong bytes")
+    func readsAreChecked() throws {
+        let log = try RecordLog(path: path)
+        let locations = try log.append([[1, 2, 3], [4, 5]])
+        #expect(try log.read(locations[1]) == [4, 5])
+        #expect(throws: RecordLogError.badLocation(path: path, offset: 9)) {
+            try log.read(RecordLocation(offset: 9, length: 3))
+        }
+        #expect(throws: RecordLogError.badLocation(path: path, offset: locations[0].offset)) {
+            try log.read(RecordLocation(offset: locations[0].offset, length: 2))
+        }
+        #expect(throws: RecordLogError.badLocation(path: path, offset: 1000)) {
+            try log.read(RecordLocation(offset: 1000, length: 1))
+        }
+        let reader = try log.makeReader()
+        var bytes = RawFile.read(path)
+        bytes[bytes.count - 1] ^= 1
+        try RawFile.write(bytes, to: path)
+        #expect(throws: RecordLogError.badLocation(path: path, offset: locations[1].offset)) {
+            try reader.read(locations[1])
+        }
+        reader.close()
+        #expect(throws: RecordLogError.closed) { try reader.read(locations[0]) }
+    }
+
+    @Test("a reader reads records from another thread while the log appends", .timeLimit(.minutes(1)))
+    func concurrentReads() async throws {
+        let log = try RecordLog(path: path)
+        let reader = try log.makeReader()
+        let written = Locked<[(RecordLocation, [UInt8])]>([])
+        let reading = Thread.detachNewThreadCompletion {
+            var checked = 0
+            while checked < 200 {
+                let snapshot = written.withLock { $0 }
+                for (location, payload) in snapshot[checked...] {
+                    let bytes = try reader.read(location)
+                    #expect(bytes == payload)
+                }
+                checked = snapshot.count
+            }
+        }
+        for index in 0..<200 {
+            let payload = [UInt8](repeating: UInt8(index), count: index * 7)
+            let location = try log.append(payload)
+            written.withLock { $0.append((location, payload)) }
+        }
+        try await reading.value
+    }
+
+    // MARK: - One writer
+
+    @Test("a second open of the file is refused with .locked; the lock goes with close")
+    func oneWriter() throws {
+        let first = try RecordLog(path: path)
+        #expect(throws: RecordLogError.locked(path: path)) { _ = try RecordLog(path: path) }
+        first.close()
+        let second = try RecordLog(path: path)
+        #expect(throws: RecordLogError.closed) { try first.append([1]) }
+        try second.append([1])
+    }
+
+    @Test("opening a file in a directory that does not exist is a typed error")
+    func missingDirectory() {
+        let missing = directory.file("none/log")
+        #expect(throws: RecordLogError.cannotOpen(path: missing, errno: ENOENT)) { _ = try RecordLog(path: missing) }
+    }
+
+    @Test("a record above the maximum size is refused before anything is written")
+    func oversizedRecord() throws {
+        let log = try RecordLog(path: path)
+        let big = [UInt8](repeating: 0, count: RecordLog.maximumRecordSize + 1)
+        #expect(throws: RecordLogError.recordTooLarge(big.count, limit: RecordLog.maximumRecordSize)) {
+            try log.append([[1], big])
+        }
+        #expect(log.byteCount == 8)
+    }
+}
+
+extension Thread {
+    /// Runs `body` on a new thread (not the cooperative pool: it reads a file) and lets a task await it.
+    static func detachNewThreadCompletion(_ body: @escaping @Sendable () throws -> Void) -> Task<Void, any Error> {
+        let (stream, continuation) = AsyncThrowingStream<Void, any Error>.makeStream()
+        Thread.detachNewThread {
+            do {
+                try body()
+                continuation.finish()
+            } catch {
+                continuation.finish(throwing: error)
+            }
+        }
+        return Task { for try await _ in stream {} }
     }
 }

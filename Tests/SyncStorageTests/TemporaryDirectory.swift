@@ -33,10 +33,16 @@ enum RawFile {
         try write(read(path) + bytes, to: path)
     }
 
-    /// The on-disk form of one record: length, CRC-32, payload.
-    static func record(_ payload: [UInt8], checksum: UInt32? = nil) -> [UInt8] {
-        let crc = checksum ?? crc32Reference(payload)
-        return littleEndian(UInt32(payload.count)) + littleEndian(crc) + payload
+    /// The file header of format version 2.
+    static let header: [UInt8] = Array("SSLOG".utf8) + [2, 0, 0]
+
+    /// The on-disk form of one record, computed independently of the code under test: marker 0xA5,
+    /// length, CRC-32 of length and payload, CRC-32 of the header's first 9 bytes, payload.
+    static func record(_ payload: [UInt8]) -> [UInt8] {
+        let length = littleEndian(UInt32(payload.count))
+        let checksum = littleEndian(crc32Reference(length + payload))
+        let check = littleEndian(crc32Reference([0xA5] + length + checksum))
+        return [0xA5] + length + checksum + check + payload
     }
 
     static func littleEndian(_ value: UInt32) -> [UInt8] {

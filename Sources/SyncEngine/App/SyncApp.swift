@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import SyncStorage
 import SyncStreams
 import SyncWire
 
@@ -60,7 +61,7 @@ public final class SyncApp: Sendable {
     public func login(_ credentials: SyncCredentials) async throws(SyncError) -> SyncUser {
         if state.withLock({ $0.isClosed }) { throw .appClosed }
         let directory = configuration.directory.appendingPathComponent(SyncUser.identifier(for: credentials))
-        try await BlockingIO.run { () throws(SyncError) in
+        try await BlockingQueue.engine.run { () throws(SyncError) in
             do {
                 try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
             } catch {
@@ -113,7 +114,7 @@ public final class SyncApp: Sendable {
         guard !partition.isEmpty else { throw .invalidArgument("a partition name must not be empty") }
         let path = user.directory.appendingPathComponent(SyncUser.fileName(for: partition))
         guard !user.hasOpenSession(for: partition) else { throw .storeInUse(path: path.path) }
-        try await BlockingIO.run { () throws(SyncError) in
+        try await BlockingQueue.engine.run { () throws(SyncError) in
             guard !LocalFiles.isLocked(path.path) else { throw .storeInUse(path: path.path) }
             try LocalFiles.remove(path)
         }
@@ -166,14 +167,7 @@ public final class SyncApp: Sendable {
     }
 }
 
-/// Runs blocking work (file-system calls) on a dispatch queue rather than Swift's cooperative pool.
-enum BlockingIO {
-    private static let queue = DispatchQueue(label: "SyncEngine.blocking", attributes: .concurrent)
-
-    static func run<T: Sendable, E: Error>(_ body: @escaping @Sendable () throws(E) -> T) async throws(E) -> T {
-        let result: Result<T, E> = await withCheckedContinuation { continuation in
-            queue.async { continuation.resume(returning: Result { () throws(E) -> T in try body() }) }
-        }
-        return try result.get()
-    }
+extension BlockingQueue {
+    /// The engine's queue for one-off blocking file work (opening stores, deleting local files).
+    static let engine = BlockingQueue(label: "SyncEngine.blocking", concurrent: true)
 }

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import SyncStorage
 import SyncStreams
 import SyncWire
 
@@ -236,7 +237,7 @@ public final class SyncUser: Sendable, Hashable {
     public func remove() async throws(SyncError) {
         await logOut()
         let directory = directory
-        try await BlockingIO.run { () throws(SyncError) in try LocalFiles.removeDirectory(directory) }
+        try await BlockingQueue.engine.run { () throws(SyncError) in try LocalFiles.removeDirectory(directory) }
         statePublisher.enqueue(.removed)
         statePublisher.drain()
     }
@@ -352,26 +353,9 @@ public final class SyncUser: Sendable, Hashable {
         }
     }
 
-    /// A file name for `partition`: letters, digits, `-`, `_` and `.` as they are, every other byte as `%XX`.
+    /// The file name of `partition`'s local store (see `StoreFileName`: injective, distinct on
+    /// case-insensitive file systems, never a path).
     static func fileName(for partition: String) -> String {
-        var name = ""
-        for byte in partition.utf8 {
-            switch byte {
-            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "_"):
-                name.append(Character(Unicode.Scalar(byte)))
-            case UInt8(ascii: ".") where !name.isEmpty:
-                name.append(".")
-            default:
-                name += "%" + String(byte, radix: 16, uppercase: true).leftPadded(to: 2)
-            }
-        }
-        return name + ".synclog"
-    }
-}
-
-extension String {
-    fileprivate func leftPadded(to length: Int) -> String {
-        count >= length ? self : String(repeating: "0", count: length - count) + self
+        StoreFileName.forPartition(partition, suffix: ".synclog")
     }
 }

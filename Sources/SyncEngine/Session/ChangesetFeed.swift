@@ -1,4 +1,5 @@
 import Foundation
+import SyncStorage
 import SyncStreams
 
 /// A session's synced changesets as a stream: a new subscriber first receives every changeset synced so

@@ -1,3 +1,4 @@
+import SyncStorage
 import SyncStreams
 import SyncWire
 
@@ -422,7 +423,7 @@ actor SessionEngine {
             pendingWaiters = []
             let records = batch.flatMap(\.records)
             var failure: SyncError?
-            var locations: [StoreLocation] = []
+            var locations: [RecordLocation] = []
             if !records.isEmpty {
                 let started = ContinuousClock.now
                 do {
@@ -451,7 +452,7 @@ actor SessionEngine {
     }
 
     /// A batch is durable: count it, publish its changesets, report progress, upload its local changesets.
-    private func didStore(_ batch: [PendingWrite], records: [Record], at locations: [StoreLocation]) {
+    private func didStore(_ batch: [PendingWrite], records: [Record], at locations: [RecordLocation]) {
         let acknowledgedBefore = store.acknowledgedClientVersion
         feed.publish(store.apply(records, at: locations))
         for clientVersion in (acknowledgedBefore + 1)..<(store.acknowledgedClientVersion + 1)

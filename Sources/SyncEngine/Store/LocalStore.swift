@@ -17,7 +17,7 @@ final class LocalStore {
     /// A durable local changeset.
     struct LocalEntry: Sendable {
         /// Where its `.local` record is.
-        let location: StoreLocation
+        let location: RecordLocation
         let byteCount: Int
         /// Set once the server acknowledged it.
         var serverVersion: UInt64?
@@ -66,8 +66,12 @@ final class LocalStore {
         newClientFileID: @escaping @Sendable () -> UInt64
     ) async throws(SyncError) -> (store: LocalStore, synced: [SyncedEntry], discardedBytes: Int) {
         let builder = IndexBuilder(path: path)
-        let (file, opened) = try await StoreFile.open(path: path) { location, bytes throws(SyncError) in
-            try builder.add(location, bytes)
+        let (file, discardedBytes) = try await StoreFile.open(path: path) { location, bytes in
+            builder.add(location, bytes)
+        }
+        if let failure = builder.failure {
+            await file.close()
+            throw failure
         }
         if builder.index.clientFileID == nil {
             let id = newClientFileID()
@@ -80,7 +84,7 @@ final class LocalStore {
             }
             builder.index.clientFileID = id
         }
-        return (LocalStore(file: file, index: builder.index), builder.synced, opened.discardedBytes)
+        return (LocalStore(file: file, index: builder.index), builder.synced, discardedBytes)
     }
 
     /// Durable local changesets the server has not acknowledged yet, from `clientVersion` on.
@@ -135,7 +139,7 @@ final class LocalStore {
     }
 
     /// Counts durable records at their locations; returns the changesets they made known (synced), in order.
-    func apply(_ records: [Record], at locations: [StoreLocation]) -> [SyncedEntry] {
+    func apply(_ records: [Record], at locations: [RecordLocation]) -> [SyncedEntry] {
         var new: [SyncedEntry] = []
         for (record, location) in zip(records, locations) {
             if let entry = index.apply(record, at: location) { new.append(entry) }
@@ -148,7 +152,7 @@ final class LocalStore {
 /// record for this client's own changesets, the `.downloaded` record for others').
 struct SyncedEntry: Sendable, Hashable {
     let serverVersion: UInt64
-    let location: StoreLocation
+    let location: RecordLocation
 }
 
 /// The in-memory index of a store, as built at open and kept up to date by `apply`.
@@ -162,7 +166,7 @@ struct Index: Sendable {
     var downloadedBytes = 0
 
     /// Counts one durable record; returns the synced changeset it made known, if any.
-    mutating func apply(_ record: Record, at location: StoreLocation) -> SyncedEntry? {
+    mutating func apply(_ record: Record, at location: RecordLocation) -> SyncedEntry? {
         switch record {
         case .header:
             return nil
@@ -195,24 +199,34 @@ private final class IndexBuilder: @unchecked Sendable {
     var index = Index(clientFileID: nil, local: [])
     /// The synced changesets found, in server-version order (they go to the changeset feed, not the store).
     var synced: [SyncedEntry] = []
+    /// The first record that is not what a store holds: the open fails with it.
+    var failure: SyncError?
     private var isFirst = true
 
     init(path: String) { self.path = path }
 
-    func add(_ location: StoreLocation, _ bytes: [UInt8]) throws(SyncError) {
+    func add(_ location: RecordLocation, _ bytes: [UInt8]) {
+        guard failure == nil else { return }
         let record: Record
         do {
             record = try Record(decoding: bytes)
         } catch {
-            throw .storeCorrupted(path: path, offset: location.offset)
+            failure = .storeCorrupted(path: path, offset: location.offset)
+            return
         }
         if isFirst {
             isFirst = false
-            guard case .header(let id) = record else { throw .storeCorrupted(path: path, offset: location.offset) }
+            guard case .header(let id) = record else {
+                failure = .storeCorrupted(path: path, offset: location.offset)
+                return
+            }
             index.clientFileID = id
             return
         }
-        if case .header = record { throw .storeCorrupted(path: path, offset: location.offset) }
+        if case .header = record {
+            failure = .storeCorrupted(path: path, offset: location.offset)
+            return
+        }
         if let entry = index.apply(record, at: location) { synced.append(entry) }
     }
 }

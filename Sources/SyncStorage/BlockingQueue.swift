@@ -1,0 +1,20 @@
+import Dispatch
+
+/// Runs blocking work (file reads, writes, fsync) on a dispatch queue, never on Swift's cooperative pool,
+/// and hands the result back to the awaiting task.
+package struct BlockingQueue: Sendable {
+    private let queue: DispatchQueue
+
+    /// A serial queue (the work of one file, in order), or a concurrent one.
+    package init(label: String, concurrent: Bool = false) {
+        queue = concurrent ? DispatchQueue(label: label, attributes: .concurrent) : DispatchQueue(label: label)
+    }
+
+    /// Runs `body` on the queue and returns what it returns or throws.
+    package func run<T: Sendable, E: Error>(_ body: @escaping @Sendable () throws(E) -> T) async throws(E) -> T {
+        let result: Result<T, E> = await withCheckedContinuation { continuation in
+            queue.async { continuation.resume(returning: Result { () throws(E) -> T in try body() }) }
+        }
+        return try result.get()
+    }
+}

@@ -1,0 +1,161 @@
+import Foundation
+import SyncStreams
+import Testing
+
+@testable import SyncStorage
+
+/// The real file system, with failures injected into chosen calls.
+final class FaultyFileSystem: FileSystem {
+    struct Faults: Sendable {
+        /// The next writes fail with this errno (one per entry).
+        var writeErrors: [Int32] = []
+        /// Writes take at most this many bytes per call (short writes).
+        var shortWrites: Int?
+        /// The next fsyncs fail with this errno.
+        var syncErrors: [Int32] = []
+        /// The next truncates fail with this errno.
+        var truncateErrors: [Int32] = []
+        /// Reads fail with this errno.
+        var readError: Int32?
+        /// Counts of calls made.
+        var syncs = 0
+        var truncates = 0
+    }
+
+    private let real = SystemFileSystem()
+    let faults = Locked(Faults())
+
+    func open(_ path: String, flags: Int32, mode: mode_t) -> Result<Int32, FileSystemError> {
+        real.open(path, flags: flags, mode: mode)
+    }
+
+    func read(
+        _ descriptor: Int32, into buffer: UnsafeMutableRawBufferPointer, at offset: Int64
+    ) -> Result<Int, FileSystemError> {
+        if let error = faults.withLock({ $0.readError }) { return .failure(FileSystemError(error)) }
+        return real.read(descriptor, into: buffer, at: offset)
+    }
+
+    func write(_ descriptor: Int32, _ buffer: UnsafeRawBufferPointer, at offset: Int64) -> Result<Int, FileSystemError>
+    {
+        let (error, limit) = faults.withLock { faults -> (Int32?, Int?) in
+            (faults.writeErrors.isEmpty ? nil : faults.writeErrors.removeFirst(), faults.shortWrites)
+        }
+        if let error { return .failure(FileSystemError(error)) }
+        let count = min(buffer.count, limit ?? buffer.count)
+        return real.write(descriptor, UnsafeRawBufferPointer(rebasing: buffer[0..<count]), at: offset)
+    }
+
+    func sync(_ descriptor: Int32) -> FileSystemError? {
+        let error = faults.withLock { faults -> Int32? in
+            faults.syncs += 1
+            return faults.syncErrors.isEmpty ? nil : faults.syncErrors.removeFirst()
+        }
+        return error.map(FileSystemError.init) ?? real.sync(descriptor)
+    }
+
+    func truncate(_ descriptor: Int32, to length: Int64) -> FileSystemError? {
+        let error = faults.withLock { faults -> Int32? in
+            faults.truncates += 1
+            return faults.truncateErrors.isEmpty ? nil : faults.truncateErrors.removeFirst()
+        }
+        return error.map(FileSystemError.init) ?? real.truncate(descriptor, to: length)
+    }
+
+    func lockExclusively(_ descriptor: Int32) -> FileSystemError? { real.lockExclusively(descriptor) }
+    func size(_ descriptor: Int32) -> Result<Int64, FileSystemError> { real.size(descriptor) }
+    func close(_ descriptor: Int32) { real.close(descriptor) }
+}
+
+@Suite struct FaultInjectionTests {
+    let directory = TemporaryDirectory()
+    var path: String { directory.file("log") }
+
+    @Test(
+        "a full disk (ENOSPC) or an I/O error on write: a typed error, the file cut back, later appends work",
+        arguments: [ENOSPC, EIO])
+    func writeFailure(code: Int32) throws {
+        let fileSystem = FaultyFileSystem()
+        let log = try RecordLog(path: path, fileSystem: fileSystem)
+        try log.append([1])
+        let length = RawFile.read(path).count
+        fileSystem.faults.withLock { $0.shortWrites = 5 }
+        fileSystem.faults.withLock { $0.writeErrors = [0, code].filter { $0 != 0 } }
+        #expect(throws: RecordLogError.writeFailed(path: path, errno: code)) {
+            try log.append([[2, 2, 2, 2, 2, 2, 2], [3]])
+        }
+        #expect(RawFile.read(path).count == length)
+        #expect(log.byteCount == UInt64(length))
+        fileSystem.faults.withLock { $0 = .init() }
+        try log.append([4])
+        log.close()
+        #expect(try openLog(path).1 == [[1], [4]])
+    }
+
+    @Test("short writes are continued until the whole batch is written")
+    func shortWrites() throws {
+        let fileSystem = FaultyFileSystem()
+        fileSystem.faults.withLock { $0.shortWrites = 3 }
+        let log = try RecordLog(path: path, fileSystem: fileSystem)
+        try log.append([[1, 2, 3, 4, 5], [6], Array(repeating: 7, count: 100)])
+        log.close()
+        #expect(try openLog(path).1 == [[1, 2, 3, 4, 5], [6], Array(repeating: 7, count: 100)])
+    }
+
+    @Test(
+        "a failed fsync mid-append poisons the log: the append and every later one fail; a reopen finds only what was durable"
+    )
+    func fsyncFailurePoisons() throws {
+        let fileSystem = FaultyFileSystem()
+        let log = try RecordLog(path: path, fileSystem: fileSystem)
+        try log.append([1])
+        let syncsBefore = fileSystem.faults.withLock { $0.syncs }
+        fileSystem.faults.withLock { $0.syncErrors = [EIO] }
+        #expect(throws: RecordLogError.syncFailed(path: path, errno: EIO)) { try log.append([2]) }
+        #expect(throws: RecordLogError.poisoned(path: path, errno: EIO)) { try log.append([3]) }
+        #expect(fileSystem.faults.withLock { $0.syncs } == syncsBefore + 1)  // the failed fsync is not retried
+        log.close()
+        #expect(try openLog(path).1 == [[1]])
+    }
+
+    @Test("a failed truncate after a failed write poisons the log too")
+    func truncateFailurePoisons() throws {
+        let fileSystem = FaultyFileSystem()
+        let log = try RecordLog(path: path, fileSystem: fileSystem)
+        fileSystem.faults.withLock {
+            $0.shortWrites = 4
+            $0.writeErrors = []
+        }
+        fileSystem.faults.withLock {
+            $0.writeErrors = [ENOSPC]; $0.truncateErrors = [EIO]
+        }
+        #expect(throws: RecordLogError.writeFailed(path: path, errno: ENOSPC)) { try log.append([1, 2, 3]) }
+        fileSystem.faults.withLock { $0 = .init() }
+        #expect(throws: RecordLogError.poisoned(path: path, errno: EIO)) { try log.append([4]) }
+    }
+
+    @Test("a failed truncate of a torn tail at open is an error, not ignored")
+    func truncateFailureAtOpen() throws {
+        do {
+            let log = try RecordLog(path: path)
+            try log.append([1])
+        }
+        try RawFile.append([0xA5, 1, 2], to: path)
+        let fileSystem = FaultyFileSystem()
+        fileSystem.faults.withLock { $0.truncateErrors = [EIO] }
+        #expect(throws: RecordLogError.writeFailed(path: path, errno: EIO)) {
+            _ = try RecordLog(path: path, fileSystem: fileSystem)
+        }
+    }
+
+    @Test("a read error at open is a typed error and releases the file")
+    func readFailureAtOpen() throws {
+        do { try RecordLog(path: path).append([1]) }
+        let fileSystem = FaultyFileSystem()
+        fileSystem.faults.withLock { $0.readError = EIO }
+        #expect(throws: RecordLogError.readFailed(path: path, errno: EIO)) {
+            _ = try RecordLog(path: path, fileSystem: fileSystem)
+        }
+        _ = try RecordLog(path: path)  // not left locked
+    }
+}
