@@ -9,6 +9,7 @@ let package = Package(
         .library(name: "SyncEngine", targets: ["SyncEngine"]),
         .library(name: "SyncServer", targets: ["SyncServer"]),
         .executable(name: "sync-spinner", targets: ["sync-spinner"]),
+        .executable(name: "sync-server", targets: ["sync-server"]),
     ],
     targets: [
         // Reactive streams; knows nothing about sync.
@@ -17,10 +18,16 @@ let package = Package(
         .target(name: "SyncWire", dependencies: ["SyncStreams"]),
         // Shared by client and server: the durable append-only record file.
         .target(name: "SyncStorage", dependencies: ["SyncStreams"]),
+        // Shared by client and server: the event loop, sockets and the WebSocket (RFC 6455) transport.
+        .target(name: "CSyncNetwork"),
+        .target(name: "SyncNetwork", dependencies: ["SyncStreams", "SyncWire", "CSyncNetwork"]),
         // The client engine. Re-exports SyncStreams.
-        .target(name: "SyncEngine", dependencies: ["SyncStreams", "SyncWire", "SyncStorage"]),
+        .target(name: "SyncEngine", dependencies: ["SyncStreams", "SyncWire", "SyncStorage", "SyncNetwork"]),
         // The reference server.
-        .target(name: "SyncServer", dependencies: ["SyncStreams", "SyncWire", "SyncStorage"]),
+        .target(name: "SyncServer", dependencies: ["SyncStreams", "SyncWire", "SyncStorage", "SyncNetwork"]),
+
+        // The reference server as a program: `swift run sync-server --port 0 --data DIR`.
+        .executableTarget(name: "sync-server", dependencies: ["SyncServer", "SyncStreams"]),
 
         // The CLI example, `swift run sync-spinner`: its logic (a library, so tests can reach it) and its main.
         .target(
@@ -31,9 +38,10 @@ let package = Package(
 
         .testTarget(name: "SyncStreamsTests", dependencies: ["SyncStreams"]),
         .testTarget(name: "SyncWireTests", dependencies: ["SyncWire", "SyncStreams"]),
+        .testTarget(name: "SyncNetworkTests", dependencies: ["SyncNetwork", "SyncWire", "SyncStreams"]),
         .testTarget(name: "SyncStorageTests", dependencies: ["SyncStorage", "SyncStreams"]),
         .testTarget(name: "SyncEngineTests", dependencies: ["SyncEngine", "SyncServer", "SyncWire", "SyncStorage"]),
-        .testTarget(name: "SyncServerTests", dependencies: ["SyncServer", "SyncWire"]),
+        .testTarget(name: "SyncServerTests", dependencies: ["SyncServer", "SyncWire", "SyncStorage", "sync-server"]),
         .testTarget(name: "SyncSpinnerTests", dependencies: ["SyncSpinnerKit", "sync-spinner"]),
     ],
     swiftLanguageModes: [.v6]

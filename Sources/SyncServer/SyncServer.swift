@@ -1,4 +1,5 @@
-import SyncWire
+@_exported import SyncNetwork
+@_exported import SyncWire
 
 /// The reference sync server: orders each partition's changesets and streams them to every bound session.
 ///
@@ -30,15 +31,28 @@ public final class SyncServer: Sendable {
     /// Connecting after `stop()` is refused (`.closed(.refused)`).
     public let endpoint: SyncEndpoint
 
+    /// Where network clients connect, for a server started with `listening(host:port:…)`:
+    /// `.webSocket(host:port:)` with the port it got. `nil` for an embedded server.
+    public let webSocketEndpoint: SyncEndpoint?
+
     private let core: ServerCore
     private let registry: ConnectionRegistry
+    private let listener: WebSocketListener?
 
-    private init(configuration: Configuration) {
-        let core = ServerCore(configuration: configuration)
-        let registry = ConnectionRegistry(maximumConnections: configuration.maximumConnections)
+    private init(
+        configuration: Configuration, core: ServerCore, registry: ConnectionRegistry, listener: WebSocketListener?
+    ) {
         self.core = core
         self.registry = registry
+        self.listener = listener
         endpoint = .inProcess(ConnectionAcceptor(core: core, registry: registry))
+        webSocketEndpoint = listener.map { .webSocket(host: $0.host, port: $0.port) }
+    }
+
+    private convenience init(configuration: Configuration) {
+        self.init(
+            configuration: configuration, core: ServerCore(configuration: configuration),
+            registry: ConnectionRegistry(maximumConnections: configuration.maximumConnections), listener: nil)
     }
 
     /// Starts a server in this process with `configuration`; it accepts connections at once.
@@ -49,14 +63,42 @@ public final class SyncServer: Sendable {
         SyncServer(configuration: configuration)
     }
 
+    /// Starts a server that listens for WebSocket clients on `host:port` (port 0: a free port, see
+    /// `webSocketEndpoint`) and also serves in-process clients at `endpoint`.
+    ///
+    /// Use a `FilePartitionStore` in `configuration` for a server whose logs survive restarts. `limits`
+    /// bound each connection (default: `WebSocketLimits` with `configuration.maximumMessageBytes`).
+    ///
+    /// - Throws: `NetworkError` when the host cannot be resolved or the port cannot be bound.
+    public static func listening(
+        host: String = "127.0.0.1", port: Int = 0, configuration: Configuration = .init(),
+        limits: WebSocketLimits? = nil
+    ) async throws -> SyncServer {
+        let core = ServerCore(configuration: configuration)
+        let registry = ConnectionRegistry(maximumConnections: configuration.maximumConnections)
+        let acceptor = ConnectionAcceptor(core: core, registry: registry)
+        var limits = limits ?? WebSocketLimits()
+        if limits.maximumMessageBytes == WebSocketLimits().maximumMessageBytes {
+            limits.maximumMessageBytes = configuration.maximumMessageBytes
+        }
+        let listener = try await WebSocketListener.start(host: host, port: port, limits: limits, acceptor: acceptor)
+        return SyncServer(configuration: configuration, core: core, registry: registry, listener: listener)
+    }
+
     /// Stops the server: refuses every later connection, closes every open one (clients see
     /// `.closed(.connectionLost)`), and returns once every connection's in-flight message is handled.
+    /// A networked server also closes its listening socket first and closes each WebSocket connection
+    /// with code 1001 (going away), waiting for the close handshakes (each bounded by the limits'
+    /// `closeTimeout`).
     ///
     /// Changesets whose upload was already integrated stay in the store. `changesets(in:)` keeps
     /// working. Calling it again does nothing more.
     public func stop() async {
+        // A networked server first stops accepting, so that closes from here on say 1001 (going away).
+        await listener?.stopAccepting()
         let tasks = registry.stop()
         for task in tasks { await task.value }
+        await listener?.shutDown()
     }
 
     /// Closes every connection open now (clients see `.closed(.connectionLost)`) and keeps accepting new

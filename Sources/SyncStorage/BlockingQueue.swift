@@ -3,7 +3,7 @@ import Dispatch
 /// Runs blocking work (file reads, writes, fsync) on a dispatch queue, never on Swift's cooperative pool,
 /// and hands the result back to the awaiting task.
 package struct BlockingQueue: Sendable {
-    private let queue: DispatchQueue
+    fileprivate let queue: DispatchQueue
 
     /// A serial queue (the work of one file, in order), or a concurrent one.
     package init(label: String, concurrent: Bool = false) {
@@ -16,5 +16,12 @@ package struct BlockingQueue: Sendable {
             queue.async { continuation.resume(returning: Result { () throws(E) -> T in try body() }) }
         }
         return try result.get()
+    }
+}
+
+extension BlockingQueue {
+    /// Runs `body` on the queue without waiting for it.
+    package func runDetached(_ body: @escaping @Sendable () -> Void) {
+        queue.async(execute: body)
     }
 }

@@ -11,7 +11,8 @@ extension SyncApp {
         public var server: SyncEndpoint
         /// Where each user's sessions keep their local stores (created if missing).
         public var directory: URL
-        /// How the server is reached. The default reaches in-process servers.
+        /// How the server is reached. The default (`WebSocketTransport`) reaches `.webSocket` servers over
+        /// the network and in-process servers in memory.
         public var transport: any SyncTransport
         /// One connection per user (default) or per session.
         public var connectionSharing: ConnectionSharing
@@ -54,7 +55,7 @@ extension SyncApp {
         public init(
             server: SyncEndpoint,
             directory: URL,
-            transport: any SyncTransport = InMemoryTransport(),
+            transport: any SyncTransport = WebSocketTransport(),
             connectionSharing: ConnectionSharing = .perUser,
             stopPolicy: StopPolicy = .afterChangesUploaded,
             backoff: ReconnectBackoff = ReconnectBackoff(),

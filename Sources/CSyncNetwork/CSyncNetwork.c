@@ -1,0 +1,2 @@
+// Intentionally empty: the target exists for its header (see include/CSyncNetwork.h).
+#include "CSyncNetwork.h"

@@ -1,0 +1,188 @@
+import Foundation
+import SyncStreams
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// Something an `EventLoop` tells when its descriptor is ready. Called on the loop's thread only.
+protocol EventLoopHandler: AnyObject {
+    func handle(_ readiness: Readiness)
+}
+
+/// One thread that waits on many non-blocking sockets at once (epoll on Linux, `poll` elsewhere) and runs
+/// the handlers of those that are ready, the tasks handed to it from other threads, and its timers.
+///
+/// Everything registered with a loop — handlers, interests, timers — is touched only on its thread; other
+/// threads reach it through `execute`. Handlers must never block: sockets are non-blocking, and file or
+/// DNS work happens elsewhere. One loop serves every client connection of a process (`EventLoop.shared`);
+/// each networked server has one of its own.
+final class EventLoop: @unchecked Sendable {
+    // @unchecked Sendable: `pending` is locked; every other stored property is confined to the loop's thread.
+
+    /// The loop client connections share; started on first use, never stopped.
+    static let shared = EventLoop(name: "SyncNetwork.client-loop")
+
+    private struct Timer {
+        var deadline: ContinuousClock.Instant
+        var id: UInt64
+        var work: () -> Void
+    }
+
+    private let poller: any Poller
+    private let wakeReader: Int32
+    private let wakeWriter: Int32
+    private let pending = Locked<(tasks: [@Sendable () -> Void], stopping: Bool)>(([], false))
+    private var handlers: [Int32: any EventLoopHandler] = [:]
+    private var timers: [Timer] = []
+    private var nextTimerID: UInt64 = 0
+    private let finished = Locked<[CheckedContinuation<Void, Never>]?>([])
+    private let threadID = Locked<pthread_t?>(nil)
+
+    /// Starts a loop on a new thread named `name`.
+    init(name: String, poller: (any Poller)? = nil) {
+        #if os(Linux)
+            self.poller = poller ?? EpollPoller()
+        #else
+            self.poller = poller ?? PollPoller()
+        #endif
+        var ends: [Int32] = [0, 0]
+        precondition(pipe(&ends) == 0, "pipe failed: errno \(errno)")
+        wakeReader = ends[0]
+        wakeWriter = ends[1]
+        for descriptor in ends { Socket.configure(descriptor, nonBlocking: true) }
+        self.poller.add(wakeReader, readable: true, writable: false)
+        let thread = Thread { [self] in run() }
+        thread.name = name
+        thread.stackSize = 1 << 20
+        thread.start()
+    }
+
+    /// Whether the caller runs on this loop's thread.
+    var inLoop: Bool {
+        guard let loopThread = threadID.withLock({ $0 }) else { return false }
+        return pthread_equal(loopThread, pthread_self()) != 0
+    }
+
+    /// Runs `work` on the loop's thread, soon, after the tasks handed over before it. Tasks handed over
+    /// after `stop()` are dropped.
+    func execute(_ work: @escaping @Sendable () -> Void) {
+        let wake = pending.withLock { pending -> Bool in
+            guard !pending.stopping else { return false }
+            pending.tasks.append(work)
+            return pending.tasks.count == 1
+        }
+        if wake {
+            var byte: UInt8 = 1
+            _ = Socket.rawWrite(wakeWriter, &byte, 1)
+        }
+    }
+
+    // MARK: On the loop's thread
+
+    func register(_ descriptor: Int32, _ handler: any EventLoopHandler, readable: Bool, writable: Bool) {
+        handlers[descriptor] = handler
+        poller.add(descriptor, readable: readable, writable: writable)
+    }
+
+    func setInterest(_ descriptor: Int32, readable: Bool, writable: Bool) {
+        guard handlers[descriptor] != nil else { return }
+        poller.modify(descriptor, readable: readable, writable: writable)
+    }
+
+    /// Forgets `descriptor` (call before closing it).
+    func unregister(_ descriptor: Int32) {
+        guard handlers.removeValue(forKey: descriptor) != nil else { return }
+        poller.remove(descriptor)
+    }
+
+    /// Runs `work` on the loop at or after `delay` from now; the returned id cancels it.
+    @discardableResult
+    func schedule(after delay: Duration, _ work: @escaping () -> Void) -> UInt64 {
+        nextTimerID += 1
+        timers.append(Timer(deadline: .now + delay, id: nextTimerID, work: work))
+        return nextTimerID
+    }
+
+    func cancelTimer(_ id: UInt64) {
+        timers.removeAll { $0.id == id }
+    }
+
+    // MARK: Stopping
+
+    /// Stops the loop after the tasks already handed over; returns once its thread has ended. Handlers
+    /// still registered are dropped (their owners close their descriptors before stopping the loop).
+    func stop() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let done = finished.withLock { waiters -> Bool in
+                guard waiters != nil else { return true }
+                waiters!.append(continuation)
+                return false
+            }
+            if done {
+                continuation.resume()
+                return
+            }
+            pending.withLock { $0.stopping = true }
+            var byte: UInt8 = 1
+            _ = Socket.rawWrite(wakeWriter, &byte, 1)
+        }
+    }
+
+    private func run() {
+        threadID.withLock { $0 = pthread_self() }
+        while true {
+            let timeout = nextTimeout()
+            for (descriptor, readiness) in poller.wait(timeoutMilliseconds: timeout) {
+                if descriptor == wakeReader {
+                    drainWakeups()
+                } else {
+                    handlers[descriptor]?.handle(readiness)
+                }
+            }
+            runDueTimers()
+            let (tasks, stopping) = pending.withLock { pending in
+                defer { pending.tasks = [] }
+                return (pending.tasks, pending.stopping)
+            }
+            for task in tasks { task() }
+            if stopping { break }
+        }
+        handlers = [:]
+        timers = []
+        poller.remove(wakeReader)
+        Socket.close(wakeReader)
+        Socket.close(wakeWriter)
+        let waiters = finished.withLock { waiters in
+            defer { waiters = nil }
+            return waiters ?? []
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    private func nextTimeout() -> Int32 {
+        if pending.withLock({ !$0.tasks.isEmpty || $0.stopping }) { return 0 }
+        guard let soonest = timers.min(by: { $0.deadline < $1.deadline })?.deadline else { return -1 }
+        let remaining = ContinuousClock.now.duration(to: soonest)
+        if remaining <= .zero { return 0 }
+        let (seconds, attoseconds) = remaining.components
+        let milliseconds = seconds * 1000 + attoseconds / 1_000_000_000_000_000 + 1
+        return Int32(clamping: milliseconds)
+    }
+
+    private func runDueTimers() {
+        guard !timers.isEmpty else { return }
+        let now = ContinuousClock.now
+        let due = timers.filter { $0.deadline <= now }.sorted { $0.deadline < $1.deadline }
+        guard !due.isEmpty else { return }
+        timers.removeAll { $0.deadline <= now }
+        for timer in due { timer.work() }
+    }
+
+    private func drainWakeups() {
+        var buffer = [UInt8](repeating: 0, count: 256)
+        while Socket.rawRead(wakeReader, &buffer, buffer.count) > 0 {}
+    }
+}

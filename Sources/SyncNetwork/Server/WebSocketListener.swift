@@ -1,0 +1,188 @@
+import Dispatch
+import SyncStreams
+import SyncWire
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// A WebSocket server socket: accepts TCP connections on its own event loop thread, runs each one's
+/// opening handshake, and hands the upgraded connections to `acceptor`.
+///
+/// Connections the acceptor refuses (the server is stopped or at its connection limit) are closed with
+/// 1013 (try again later). `shutDown()` stops accepting, closes every connection with 1001 (going away)
+/// — waiting for each close handshake at most `limits.closeTimeout` — and stops the loop.
+package final class WebSocketListener: EventLoopHandler, @unchecked Sendable {
+    // @unchecked Sendable: `channels`, `descriptor` and the handler method are confined to the loop's
+    // thread; `goingAway` is locked.
+
+    /// The host and port it listens on (the port the system picked for port 0).
+    package let host: String
+    package let port: Int
+    /// The `ws://host:port` URL clients connect to.
+    package var url: String { host.contains(":") ? "ws://[\(host)]:\(port)" : "ws://\(host):\(port)" }
+
+    private let loop: EventLoop
+    private let limits: WebSocketLimits
+    private let acceptor: any SyncConnectionAcceptor
+    private var descriptor: Int32
+    private var connections: [ObjectIdentifier: WebSocketServerConnection] = [:]
+    private var channels: [ObjectIdentifier: WebSocketChannel] = [:]
+    private let goingAway = Locked(false)
+    private var drained: [CheckedContinuation<Void, Never>] = []
+
+    private init(
+        host: String, port: Int, descriptor: Int32, limits: WebSocketLimits, acceptor: any SyncConnectionAcceptor
+    ) {
+        self.host = host
+        self.port = port
+        self.descriptor = descriptor
+        self.limits = limits
+        self.acceptor = acceptor
+        loop = EventLoop(name: "SyncNetwork.server-loop")
+    }
+
+    /// Listens on `host:port` (port 0: any free port) and starts accepting.
+    ///
+    /// - Throws: `NetworkError` when the host cannot be resolved or the port cannot be bound.
+    package static func start(
+        host: String, port: Int, limits: WebSocketLimits, acceptor: any SyncConnectionAcceptor
+    ) async throws(NetworkError) -> WebSocketListener {
+        let bound: Result<(Int32, Int), NetworkError> = await withCheckedContinuation { continuation in
+            // getaddrinfo and bind block: a dispatch thread, not the cooperative pool.
+            DispatchQueue.global().async {
+                switch Socket.resolve(host: host, port: port, passive: true) {
+                case .failure(let error): continuation.resume(returning: .failure(error))
+                case .success(let addresses):
+                    guard let address = addresses.sorted(by: { $0.isIPv4 && !$1.isIPv4 }).first else {
+                        continuation.resume(returning: .failure(.cannotResolve(host: host, reason: "no address")))
+                        return
+                    }
+                    continuation.resume(returning: Socket.listen(on: address, backlog: 1024))
+                }
+            }
+        }
+        let (descriptor, actualPort) = try bound.get()
+        let listener = WebSocketListener(
+            host: host, port: actualPort, descriptor: descriptor, limits: limits, acceptor: acceptor)
+        listener.loop.execute { listener.loop.register(descriptor, listener, readable: true, writable: false) }
+        return listener
+    }
+
+    // MARK: Accepting (on the loop)
+
+    func handle(_ readiness: Readiness) {
+        // At most 64 per wakeup, so a flood of connections does not starve the open ones.
+        for _ in 0..<64 {
+            guard descriptor >= 0 else { return }
+            switch Socket.accept(descriptor) {
+            case .transferred(let accepted):
+                adopt(Int32(accepted))
+            case .failed(let code) where code == EMFILE || code == ENFILE:
+                // Out of descriptors: stop accepting for a moment rather than spin on a ready listener.
+                loop.setInterest(descriptor, readable: false, writable: false)
+                loop.schedule(after: .milliseconds(100)) { [weak self] in
+                    guard let self, self.descriptor >= 0 else { return }
+                    self.loop.setInterest(self.descriptor, readable: true, writable: false)
+                }
+                return
+            default:
+                return
+            }
+        }
+    }
+
+    private func adopt(_ accepted: Int32) {
+        let channel = WebSocketChannel(loop: loop, descriptor: accepted, role: .server, limits: limits)
+        let goingAway = self.goingAway
+        let connection = WebSocketServerConnection(
+            channel: channel, limits: limits, goingAway: { goingAway.withLock { $0 } },
+            onEnd: { [weak self] connection in self?.forget(connection) })
+        let adopter = Adopter(listener: self, connection: connection)
+        channel.delegate = adopter
+        let id = ObjectIdentifier(connection)
+        connections[id] = connection
+        channels[id] = channel
+        channel.start()
+    }
+
+    /// Forwards a channel's events to its connection, and hands the connection to the acceptor once
+    /// the handshake completed.
+    private final class Adopter: WebSocketChannelDelegate {
+        weak var listener: WebSocketListener?
+        let connection: WebSocketServerConnection
+        init(listener: WebSocketListener, connection: WebSocketServerConnection) {
+            self.listener = listener
+            self.connection = connection
+        }
+        func channelOpened(_ channel: WebSocketChannel) {
+            guard let listener, !listener.goingAway.withLock({ $0 }), listener.acceptor.accept(connection) else {
+                channel.close(.tryAgainLater, reason: "the server is not accepting connections")
+                return
+            }
+        }
+        func channel(_ channel: WebSocketChannel, received message: [UInt8]) -> Bool {
+            connection.channel(channel, received: message)
+        }
+        func channel(_ channel: WebSocketChannel, wrote count: Int) { connection.channel(channel, wrote: count) }
+        func channelEnded(_ channel: WebSocketChannel, _ end: WebSocketChannelEnd) {
+            connection.channelEnded(channel, end)
+        }
+    }
+
+    private func forget(_ connection: WebSocketServerConnection) {
+        let id = ObjectIdentifier(connection)
+        connections[id] = nil
+        channels[id] = nil
+        if channels.isEmpty {
+            let waiters = drained
+            drained = []
+            for waiter in waiters { waiter.resume() }
+        }
+    }
+
+    // MARK: Stopping
+
+    /// From now on, closes use 1001 and new connections are refused; the listening socket is closed.
+    package func stopAccepting() async {
+        goingAway.withLock { $0 = true }
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            loop.execute { [self] in
+                if descriptor >= 0 {
+                    loop.unregister(descriptor)
+                    Socket.close(descriptor)
+                    descriptor = -1
+                }
+                continuation.resume()
+            }
+        }
+    }
+
+    /// Closes every connection still open with 1001 and waits until each has ended (each close handshake
+    /// is bounded by `limits.closeTimeout`), then stops the loop's thread.
+    package func shutDown() async {
+        await stopAccepting()
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            loop.execute { [self] in
+                if channels.isEmpty {
+                    continuation.resume()
+                    return
+                }
+                drained.append(continuation)
+                for channel in channels.values { channel.close(.goingAway, reason: "the server is shutting down") }
+            }
+        }
+        await loop.stop()
+    }
+
+    /// How many connections are open (handshaking ones included).
+    package var openConnectionCount: Int {
+        get async {
+            await withCheckedContinuation { continuation in
+                loop.execute { [self] in continuation.resume(returning: channels.count) }
+            }
+        }
+    }
+}

@@ -1,0 +1,412 @@
+/// One WebSocket connection on an event loop: the opening handshake, frames in and out, ping/pong, the
+/// close handshake and backpressure, for either role.
+///
+/// Confined to its loop's thread: every method must be called there (other threads use
+/// `loop.execute { channel.… }`). What it does:
+/// - **Client:** waits for the non-blocking connect, sends the upgrade request, checks the `101` answer.
+///   **Server:** reads the request within `handshakeTimeout` and `maximumHandshakeBytes`, answers it.
+/// - Reads at most 1 MiB per wakeup (fairness between connections); stops reading while the delegate says
+///   it holds too much (`received` returns `false`), so TCP slows a fast sender down.
+/// - Answers pings with pongs; text messages are refused with 1003 (the sync protocol is binary).
+/// - A peer's protocol violation fails the connection: a close frame with the violation's code, then
+///   the socket is closed.
+/// - Close handshake: the side that closes sends a close frame and waits (at most `closeTimeout`) for the
+///   peer's; the server then closes TCP first, the client waits for it to (RFC 6455 §7.1.1).
+final class WebSocketChannel: EventLoopHandler, @unchecked Sendable {
+    // @unchecked Sendable: confined to `loop`'s thread (see above).
+
+    enum Role {
+        case server
+        /// A client that sends `request` and expects the answer for `key`.
+        case client(key: String, request: [UInt8])
+    }
+
+    private enum Phase { case connecting, handshaking, open, closed }
+
+    private struct Chunk {
+        var bytes: [UInt8]
+        var counted: Bool
+    }
+
+    let loop: EventLoop
+    let descriptor: Int32
+    let role: Role
+    let limits: WebSocketLimits
+    var delegate: (any WebSocketChannelDelegate)?
+
+    private var phase: Phase
+    private var input: [UInt8] = []
+    private var inputStart = 0
+    private var output: [Chunk] = []
+    private var outputHead = 0
+    private var outputOffset = 0
+    private var readPaused = false
+    private var writeInterest = false
+    private var closeSent = false
+    private var closeReceived = false
+    private var shutDownAfterFlush = false
+    /// Set when this side failed the connection: nothing more that arrives is processed.
+    private var failed = false
+    private var end: WebSocketChannelEnd?
+    private var timer: UInt64?
+    private let decoder: WebSocketFrameDecoder
+    private var assembler: WebSocketMessageAssembler
+    private var readBuffer = [UInt8](repeating: 0, count: 64 * 1024)
+
+    /// A channel for `descriptor` (connected, or connecting when `connecting` is true).
+    init(loop: EventLoop, descriptor: Int32, role: Role, limits: WebSocketLimits, connecting: Bool = false) {
+        self.loop = loop
+        self.descriptor = descriptor
+        self.role = role
+        self.limits = limits
+        phase = connecting ? .connecting : .handshaking
+        switch role {
+        case .server: decoder = WebSocketFrameDecoder(reader: .server, maximumMessageBytes: limits.maximumMessageBytes)
+        case .client: decoder = WebSocketFrameDecoder(reader: .client, maximumMessageBytes: limits.maximumMessageBytes)
+        }
+        assembler = WebSocketMessageAssembler(maximumMessageBytes: limits.maximumMessageBytes)
+    }
+
+    var isClient: Bool {
+        if case .client = role { return true }
+        return false
+    }
+
+    /// Registers with the loop and starts the handshake (arming its timeout).
+    func start() {
+        loop.register(descriptor, self, readable: phase != .connecting, writable: phase == .connecting)
+        timer = loop.schedule(after: limits.handshakeTimeout) { [weak self] in
+            self?.finish(
+                .handshakeFailed(
+                    "the opening handshake did not complete within \(self?.limits.handshakeTimeout ?? .zero)"))
+        }
+        if phase == .handshaking, case .client(_, let request) = role { send(request, counted: false) }
+    }
+
+    // MARK: Sending
+
+    /// Queues `bytes` (whole frames, or handshake text) and writes what the socket takes now. `counted`
+    /// bytes are reported to the delegate as they are written. Ignored once a close frame was sent.
+    func send(_ bytes: [UInt8], counted: Bool) {
+        guard phase != .closed else { return }
+        output.append(Chunk(bytes: bytes, counted: counted))
+        flush()
+    }
+
+    /// Queues a binary message's frame (already encoded, and masked by a client) unless closing.
+    func sendMessageFrame(_ frame: [UInt8]) {
+        guard phase == .open, !closeSent else {
+            delegate?.channel(self, wrote: frame.count)  // released: it will never be written
+            return
+        }
+        send(frame, counted: true)
+    }
+
+    /// Starts the close handshake with `code`; before the connection opened, just closes it.
+    func close(_ code: WebSocketCloseCode, reason: String = "") {
+        switch phase {
+        case .closed: return
+        case .connecting, .handshaking: finish(.closedHere)
+        case .open:
+            guard !closeSent else { return }
+            end = end ?? .closedHere
+            sendClose(code, reason: reason)
+            if closeReceived { shutDownAfterFlush = true }
+            armCloseTimer()
+        }
+    }
+
+    /// Fails the connection for `violation` (RFC 6455 §7.1.7): a close frame with its code, then closes.
+    func fail(_ violation: WebSocketViolation) {
+        guard phase != .closed else { return }
+        failed = true
+        end = end ?? .violation(violation)
+        guard phase == .open, !closeSent else {
+            finish(end!)
+            return
+        }
+        sendClose(violation.code, reason: violation.reason)
+        shutDownAfterFlush = true
+        readPaused = true
+        armCloseTimer()
+        updateInterest()
+    }
+
+    /// Drops the connection at once, without a close handshake.
+    func abort(_ reason: String) {
+        finish(.lost(reason))
+    }
+
+    /// Reads the socket again after `received` returned `false`.
+    func resumeReading() {
+        guard phase != .closed, readPaused, !shutDownAfterFlush || closeReceived else { return }
+        readPaused = false
+        updateInterest()
+    }
+
+    private func sendClose(_ code: WebSocketCloseCode?, reason: String) {
+        closeSent = true
+        let payload = code.map { WebSocketFrame.closePayload($0, reason: reason) } ?? []
+        send(frame(.close, payload), counted: false)
+    }
+
+    private func frame(_ opcode: WebSocketOpcode, _ payload: [UInt8]) -> [UInt8] {
+        WebSocketFrame.encode(opcode: opcode, payload: payload, maskingKey: isClient ? Self.randomMask() : nil)
+    }
+
+    static func randomMask() -> (UInt8, UInt8, UInt8, UInt8) {
+        let value = UInt32.random(in: .min ... .max)
+        return (UInt8(value >> 24), UInt8((value >> 16) & 0xFF), UInt8((value >> 8) & 0xFF), UInt8(value & 0xFF))
+    }
+
+    private func armCloseTimer() {
+        if let timer { loop.cancelTimer(timer) }
+        timer = loop.schedule(after: limits.closeTimeout) { [weak self] in
+            guard let self else { return }
+            self.finish(self.end ?? .closedHere)
+        }
+    }
+
+    // MARK: Readiness
+
+    func handle(_ readiness: Readiness) {
+        if phase == .connecting {
+            guard readiness.writable || readiness.hangUp else { return }
+            let code = Socket.pendingError(descriptor)
+            guard code == 0 else {
+                finish(.handshakeFailed("cannot connect: \(Socket.describe(code))"))
+                return
+            }
+            phase = .handshaking
+            updateInterest()
+            if case .client(_, let request) = role { send(request, counted: false) }
+            return
+        }
+        if readiness.writable { flush() }
+        if readiness.readable || readiness.hangUp {
+            if readPaused {
+                // Paused, but the peer hung up entirely: nothing more can be read or written.
+                if readiness.hangUp && !readiness.readable { finish(end ?? .lost("the connection was reset")) }
+            } else {
+                readAvailable()
+            }
+        }
+    }
+
+    private func readAvailable() {
+        var reads = 0
+        while phase != .closed, !readPaused, reads < 16 {
+            reads += 1
+            let result = readBuffer.withUnsafeMutableBytes { Socket.read(descriptor, into: $0) }
+            switch result {
+            case .transferred(let count):
+                input.append(contentsOf: readBuffer[0..<count])
+                process()
+            case .wouldBlock:
+                return
+            case .endOfFile:
+                peerClosedTCP()
+                return
+            case .failed(let code):
+                finish(end ?? .lost("read failed: \(Socket.describe(code))"))
+                return
+            }
+        }
+    }
+
+    private func peerClosedTCP() {
+        switch phase {
+        case .closed: return
+        case .connecting, .handshaking: finish(.handshakeFailed("the peer closed the connection during the handshake"))
+        case .open:
+            if closeSent || closeReceived, let end {
+                finish(end)
+            } else {
+                finish(.lost("the peer closed the connection without a close frame"))
+            }
+        }
+    }
+
+    // MARK: Processing what arrived
+
+    private func process() {
+        if phase == .handshaking { processHandshake() }
+        guard phase == .open else { return }
+        do {
+            while phase == .open, !failed {
+                guard let (frame, consumed) = try decoder.decode(input, from: inputStart) else { break }
+                inputStart += consumed
+                guard let event = try assembler.take(frame) else { continue }
+                handle(event)
+            }
+        } catch {
+            fail(error)
+        }
+        compactInput()
+    }
+
+    private func compactInput() {
+        if inputStart == input.count {
+            input.removeAll(keepingCapacity: input.capacity <= 1 << 20)
+            inputStart = 0
+        } else if inputStart >= 64 * 1024 {
+            input.removeFirst(inputStart)
+            inputStart = 0
+        }
+    }
+
+    private func handle(_ event: WebSocketMessageAssembler.Event) {
+        switch event {
+        case .binary(let message):
+            guard !closeSent else { return }  // data after our close frame is discarded (§5.5.1)
+            if delegate?.channel(self, received: message) == false {
+                readPaused = true
+                updateInterest()
+            }
+        case .text:
+            fail(WebSocketViolation(code: .unsupportedData, reason: "text messages are not part of the sync protocol"))
+        case .ping(let payload):
+            if !closeSent { send(frame(.pong, payload), counted: false) }
+        case .pong:
+            break
+        case .close(let code, let reason):
+            closeReceived = true
+            if !closeSent {
+                end = .closedByPeer(code, reason)
+                sendClose(code, reason: "")
+                armCloseTimer()
+            }
+            // The server closes TCP once the close frames crossed; the client waits for that.
+            if !isClient { shutDownAfterFlush = true }
+            readPaused = isClient ? false : readPaused
+            flush()
+        }
+    }
+
+    private func processHandshake() {
+        let pending = input[inputStart...]
+        guard let headEnd = WebSocketHandshake.headEnd(in: pending) else {
+            if pending.count > limits.maximumHandshakeBytes { refuseHandshake(431, "Request Header Fields Too Large") }
+            return
+        }
+        let head = input[inputStart..<headEnd]
+        guard head.count <= limits.maximumHandshakeBytes else {
+            refuseHandshake(431, "Request Header Fields Too Large")
+            return
+        }
+        inputStart = headEnd
+        switch role {
+        case .server:
+            switch WebSocketHandshake.answer(request: head) {
+            case .accept(let response):
+                send(response, counted: false)
+                open()
+            case .refuse(let response, let reason):
+                send(response, counted: false)
+                end = .handshakeFailed(reason)
+                shutDownAfterFlush = true
+                readPaused = true
+                armCloseTimer()
+                updateInterest()
+                flush()
+            }
+        case .client(let key, _):
+            if let refusal = WebSocketHandshake.refusal(ofResponse: head, key: key) {
+                finish(.handshakeFailed(refusal))
+            } else {
+                open()
+            }
+        }
+    }
+
+    private func refuseHandshake(_ status: Int, _ text: String) {
+        guard !isClient else {
+            finish(.handshakeFailed("the server's answer is larger than \(limits.maximumHandshakeBytes) bytes"))
+            return
+        }
+        send(WebSocketHandshake.response(status, text), counted: false)
+        end = .handshakeFailed("a handshake larger than \(limits.maximumHandshakeBytes) bytes")
+        shutDownAfterFlush = true
+        readPaused = true
+        input = []
+        inputStart = 0
+        armCloseTimer()
+        updateInterest()
+        flush()
+    }
+
+    private func open() {
+        phase = .open
+        if let timer { loop.cancelTimer(timer) }
+        timer = nil
+        delegate?.channelOpened(self)
+    }
+
+    // MARK: Writing
+
+    private func flush() {
+        guard phase != .closed else { return }
+        var written = 0
+        while outputHead < output.count {
+            let chunk = output[outputHead]
+            let result = chunk.bytes.withUnsafeBytes { bytes in
+                Socket.write(descriptor, UnsafeRawBufferPointer(rebasing: bytes[outputOffset...]))
+            }
+            switch result {
+            case .transferred(let count):
+                outputOffset += count
+                if chunk.counted { written += count }
+                if outputOffset == chunk.bytes.count {
+                    output[outputHead].bytes = []
+                    outputHead += 1
+                    outputOffset = 0
+                }
+            case .wouldBlock, .endOfFile:
+                if written > 0 { delegate?.channel(self, wrote: written) }
+                updateInterest()
+                return
+            case .failed(let code):
+                if written > 0 { delegate?.channel(self, wrote: written) }
+                finish(end ?? .lost("write failed: \(Socket.describe(code))"))
+                return
+            }
+        }
+        output.removeAll(keepingCapacity: true)
+        outputHead = 0
+        if written > 0 { delegate?.channel(self, wrote: written) }
+        if shutDownAfterFlush && phase != .closed {
+            Socket.shutdownWrite(descriptor)
+            // Read on until the peer closes too (bounded by the close timer), so it gets every byte.
+            readPaused = false
+        }
+        updateInterest()
+    }
+
+    private func updateInterest() {
+        guard phase != .closed else { return }
+        let wantsWrite = phase == .connecting || outputHead < output.count
+        writeInterest = wantsWrite
+        loop.setInterest(descriptor, readable: phase != .connecting && !readPaused, writable: wantsWrite)
+    }
+
+    // MARK: Ending
+
+    /// Unregisters and closes the socket, and tells the delegate how the channel ended. Once.
+    func finish(_ reason: WebSocketChannelEnd) {
+        guard phase != .closed else { return }
+        phase = .closed
+        if let timer { loop.cancelTimer(timer) }
+        timer = nil
+        loop.unregister(descriptor)
+        Socket.close(descriptor)
+        var unwritten = 0
+        for chunk in output[outputHead...] where chunk.counted { unwritten += chunk.bytes.count }
+        unwritten -= output.indices.contains(outputHead) && output[outputHead].counted ? outputOffset : 0
+        output = []
+        input = []
+        let delegate = self.delegate
+        self.delegate = nil
+        if unwritten > 0 { delegate?.channel(self, wrote: unwritten) }
+        delegate?.channelEnded(self, reason)
+    }
+}

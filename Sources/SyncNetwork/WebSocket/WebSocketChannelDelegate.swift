@@ -1,0 +1,12 @@
+/// What a `WebSocketChannel` tells its owner, on the channel's loop thread.
+protocol WebSocketChannelDelegate: AnyObject {
+    /// The opening handshake completed: messages flow.
+    func channelOpened(_ channel: WebSocketChannel)
+    /// A complete binary message. Returns `false` when the owner holds too much unread: the channel stops
+    /// reading its socket until `resumeReading()`.
+    func channel(_ channel: WebSocketChannel, received message: [UInt8]) -> Bool
+    /// `count` bytes that were queued with `send(_:counted: true)` were written to the socket.
+    func channel(_ channel: WebSocketChannel, wrote count: Int)
+    /// The channel ended; called exactly once, last.
+    func channelEnded(_ channel: WebSocketChannel, _ end: WebSocketChannelEnd)
+}

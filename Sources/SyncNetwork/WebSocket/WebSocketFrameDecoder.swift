@@ -1,0 +1,85 @@
+/// Cuts WebSocket frames out of received bytes and checks each against RFC 6455 §5 before anything is
+/// allocated for its payload.
+///
+/// Refused, with the close code to fail the connection with:
+/// - reserved bits set (no extension is negotiated), an unknown opcode, a 64-bit length with its top bit
+///   set, a masked frame sent to a client or an unmasked one sent to a server: 1002;
+/// - a control frame (close, ping, pong) that is fragmented or longer than 125 bytes: 1002;
+/// - a frame whose payload alone exceeds `maximumMessageBytes`: 1009 (found from the header, before its
+///   payload is read or allocated).
+///
+/// Message-level rules (continuations, UTF-8, the total size of a fragmented message) belong to
+/// `WebSocketMessageAssembler`.
+struct WebSocketFrameDecoder {
+    /// Which side reads: a server requires masked frames, a client unmasked ones.
+    enum Reader { case server, client }
+
+    let reader: Reader
+    let maximumMessageBytes: Int
+
+    /// The first frame at the start of `buffer[start...]` with the number of bytes it takes, or `nil` when
+    /// more bytes are needed.
+    func decode(
+        _ buffer: [UInt8], from start: Int
+    ) throws(WebSocketViolation) -> (frame: WebSocketFrame, consumed: Int)? {
+        let available = buffer.count - start
+        guard available >= 2 else { return nil }
+        let first = buffer[start]
+        let second = buffer[start + 1]
+        guard first & 0x70 == 0 else { throw WebSocketViolation(code: .protocolError, reason: "reserved bits set") }
+        guard let opcode = WebSocketOpcode(rawValue: first & 0x0F) else {
+            throw WebSocketViolation(code: .protocolError, reason: "unknown opcode \(first & 0x0F)")
+        }
+        let isFinal = first & 0x80 != 0
+        let isMasked = second & 0x80 != 0
+        switch (reader, isMasked) {
+        case (.server, false): throw WebSocketViolation(code: .protocolError, reason: "an unmasked frame from a client")
+        case (.client, true): throw WebSocketViolation(code: .protocolError, reason: "a masked frame from a server")
+        default: break
+        }
+        var headerSize = 2
+        var length = UInt64(second & 0x7F)
+        if length == 126 {
+            guard available >= 4 else { return nil }
+            length = UInt64(buffer[start + 2]) << 8 | UInt64(buffer[start + 3])
+            headerSize = 4
+        } else if length == 127 {
+            guard available >= 10 else { return nil }
+            length = 0
+            for index in 0..<8 { length = length << 8 | UInt64(buffer[start + 2 + index]) }
+            guard length >> 63 == 0 else {
+                throw WebSocketViolation(code: .protocolError, reason: "a length with its top bit set")
+            }
+            headerSize = 10
+        }
+        if opcode.isControl {
+            guard isFinal else { throw WebSocketViolation(code: .protocolError, reason: "a fragmented control frame") }
+            guard length <= 125 else {
+                throw WebSocketViolation(
+                    code: .protocolError, reason: "a control frame of \(length) bytes (at most 125)")
+            }
+        } else if length > UInt64(maximumMessageBytes) {
+            throw WebSocketViolation(
+                code: .messageTooBig, reason: "a frame of \(length) bytes; messages are at most \(maximumMessageBytes)")
+        }
+        if isMasked { headerSize += 4 }
+        let payloadLength = Int(length)
+        guard available - headerSize >= payloadLength else { return nil }
+        var payload = Array(buffer[(start + headerSize)..<(start + headerSize + payloadLength)])
+        if isMasked {
+            let keyStart = start + headerSize - 4
+            let mask = (buffer[keyStart], buffer[keyStart + 1], buffer[keyStart + 2], buffer[keyStart + 3])
+            payload.withUnsafeMutableBufferPointer { bytes in
+                for index in 0..<bytes.count {
+                    switch index & 3 {
+                    case 0: bytes[index] ^= mask.0
+                    case 1: bytes[index] ^= mask.1
+                    case 2: bytes[index] ^= mask.2
+                    default: bytes[index] ^= mask.3
+                    }
+                }
+            }
+        }
+        return (WebSocketFrame(isFinal: isFinal, opcode: opcode, payload: payload), headerSize + payloadLength)
+    }
+}

@@ -1,0 +1,41 @@
+import SyncWire
+
+/// The limits of one WebSocket connection, on either side.
+public struct WebSocketLimits: Sendable, Hashable {
+    /// The largest message accepted (a frame or a fragmented message above it closes the connection
+    /// with 1009). Default: `WireProtocol.maximumMessageSize`.
+    public var maximumMessageBytes: Int
+    /// The largest HTTP head of the opening handshake (beyond it: `431`, then close). Default: 16 KiB.
+    public var maximumHandshakeBytes: Int
+    /// How long a new connection may take to complete its opening handshake before it is dropped.
+    /// Default: 10 s.
+    public var handshakeTimeout: Duration
+    /// How long the close handshake may take before the socket is closed anyway. Default: 5 s.
+    public var closeTimeout: Duration
+    /// Bytes of received messages waiting for the application past which the socket is no longer read
+    /// (TCP then slows the sender down); reading resumes when half of them were taken. Default: 4 MiB.
+    public var inboundHighWater: Int
+    /// Bytes queued for sending below which `writable()` returns. Default: 1 MiB.
+    public var outboundLowWater: Int
+    /// Bytes queued for a peer that does not read past which the server drops the connection.
+    /// Default: four maximum-size messages.
+    public var outboundHardLimit: Int
+
+    public init(
+        maximumMessageBytes: Int = WireProtocol.maximumMessageSize,
+        maximumHandshakeBytes: Int = 16 * 1024,
+        handshakeTimeout: Duration = .seconds(10),
+        closeTimeout: Duration = .seconds(5),
+        inboundHighWater: Int = 4 << 20,
+        outboundLowWater: Int = 1 << 20,
+        outboundHardLimit: Int = 4 * WireProtocol.maximumMessageSize
+    ) {
+        self.maximumMessageBytes = maximumMessageBytes
+        self.maximumHandshakeBytes = maximumHandshakeBytes
+        self.handshakeTimeout = handshakeTimeout
+        self.closeTimeout = closeTimeout
+        self.inboundHighWater = inboundHighWater
+        self.outboundLowWater = outboundLowWater
+        self.outboundHardLimit = outboundHardLimit
+    }
+}

@@ -1,0 +1,158 @@
+import SyncStorage
+import SyncStreams
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// A `PartitionStore` on files: one append-only, checksummed `RecordLog` per partition in `directory`,
+/// so a server's logs survive restarts, crashes and power loss.
+///
+/// - **Durable before acknowledged:** `append` returns once the records are fsynced; the server
+///   acknowledges an upload only after that.
+/// - **Recovered at start:** a partition's file is opened (and a torn final record cut off) the first
+///   time the server asks for its summaries; corruption in the middle of a file is an error for that
+///   partition only, never silently skipped.
+/// - **One server per directory:** the directory's `LOCK` file is held (`flock`) while the store is
+///   open; a second store on the same directory fails with `.locked`.
+/// - **Memory:** an index entry per changeset (its location and summary); bytes are read back from the
+///   file when sent.
+///
+/// File names come from the partition name (`StoreFileName`: injective, safe on case-insensitive file
+/// systems, hashed when long). Blocking file work runs on dispatch queues of the store's own, never on
+/// Swift's cooperative pool.
+///
+/// Record layout (little-endian): `u8 1` (format), `u64 serverVersion`, `u64 clientFileID`,
+/// `u64 clientVersion`, `u16 owner length`, owner (UTF-8), changeset bytes.
+public final class FilePartitionStore: PartitionStore {
+    /// The directory holding the logs.
+    public let directory: String
+
+    /// The lock file's descriptor; -1 once closed.
+    private let lockDescriptor: Locked<Int32>
+    private let files = Locked<[String: PartitionFile]>([:])
+    private let readQueue = BlockingQueue(label: "SyncServer.file-store.read", concurrent: true)
+
+    /// Opens (creating if needed) a store in `directory`.
+    ///
+    /// - Throws: `FilePartitionStoreError.cannotOpen` when the directory cannot be created or opened,
+    ///   `.locked` when another store (in this or another process) has it open.
+    public init(directory: String) throws(FilePartitionStoreError) {
+        self.directory = directory
+        if mkdir(directory, 0o755) != 0 && errno != EEXIST {
+            throw .cannotOpen(path: directory, errno: errno)
+        }
+        let lockPath = directory + "/LOCK"
+        let descriptor = open(lockPath, O_CREAT | O_RDWR | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else { throw .cannotOpen(path: lockPath, errno: errno) }
+        guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
+            let code = errno
+            _ = Glibc_close(descriptor)
+            throw code == EWOULDBLOCK ? .locked(path: directory) : .cannotOpen(path: lockPath, errno: code)
+        }
+        lockDescriptor = Locked(descriptor)
+    }
+
+    deinit {
+        close()
+    }
+
+    /// Closes every partition's file and releases the directory. Later calls throw. Idempotent.
+    public func close() {
+        let descriptor = lockDescriptor.withLock { descriptor in
+            defer { descriptor = -1 }
+            return descriptor
+        }
+        guard descriptor >= 0 else { return }
+        let open = files.withLock { files in
+            defer { files = [:] }
+            return Array(files.values)
+        }
+        for file in open { file.close() }
+        _ = Glibc_close(descriptor)
+    }
+
+    private func path(of partition: String) -> String {
+        directory + "/" + StoreFileName.forPartition(partition, suffix: ".log")
+    }
+
+    public func summaries(of partition: String) async throws -> [StoredChangesetSummary] {
+        guard lockDescriptor.withLock({ $0 >= 0 }) else { throw FilePartitionStoreError.closed }
+        if let file = files.withLock({ $0[partition] }) { return file.summaries }
+        let path = path(of: partition)
+        let file = try await PartitionFile.open(path: path, partition: partition)
+        files.withLock { $0[partition] = file }
+        return file.summaries
+    }
+
+    public func read(_ versions: ClosedRange<UInt64>, of partition: String) async throws -> [StoredChangeset] {
+        guard let file = files.withLock({ $0[partition] }) else {
+            throw FilePartitionStoreError.notOpen(partition: partition)
+        }
+        let locations = file.locations(of: versions)
+        let reader = file.reader
+        let partitionName = partition
+        return try await readQueue.run { () throws(FilePartitionStoreError) -> [StoredChangeset] in
+            var changesets: [StoredChangeset] = []
+            changesets.reserveCapacity(locations.count)
+            for location in locations {
+                let payload: [UInt8]
+                do throws(RecordLogError) { payload = try reader.read(location) } catch {
+                    throw .storage(partition: partitionName, error)
+                }
+                guard let changeset = ChangesetRecord.decode(payload) else {
+                    throw .malformedRecord(partition: partitionName, offset: location.offset)
+                }
+                changesets.append(changeset)
+            }
+            return changesets
+        }
+    }
+
+    public func append(_ changesets: [StoredChangeset], to partition: String) async throws {
+        guard !changesets.isEmpty else { return }
+        let file: PartitionFile
+        if let open = files.withLock({ $0[partition] }) {
+            file = open
+        } else {
+            _ = try await summaries(of: partition)
+            guard let open = files.withLock({ $0[partition] }) else {
+                throw FilePartitionStoreError.notOpen(partition: partition)
+            }
+            file = open
+        }
+        try await file.append(changesets)
+    }
+}
+
+/// Why a `FilePartitionStore` operation failed.
+public enum FilePartitionStoreError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The directory (or its lock file) could not be created or opened.
+    case cannotOpen(path: String, errno: Int32)
+    /// Another store holds the directory.
+    case locked(path: String)
+    /// A partition's record log failed (I/O error, corruption, a full disk…).
+    case storage(partition: String, RecordLogError)
+    /// An intact record that is not a stored changeset.
+    case malformedRecord(partition: String, offset: UInt64)
+    /// A read of a partition whose summaries were never loaded.
+    case notOpen(partition: String)
+    /// The store was closed.
+    case closed
+
+    public var description: String {
+        switch self {
+        case .cannotOpen(let path, let code): "cannot open \(path): \(String(cString: strerror(code))) (errno \(code))"
+        case .locked(let path): "\(path) is in use by another server"
+        case .storage(let partition, let error): "partition \(partition): \(error)"
+        case .malformedRecord(let partition, let offset):
+            "partition \(partition): the record at offset \(offset) is not a changeset"
+        case .notOpen(let partition): "partition \(partition) was read before it was loaded"
+        case .closed: "the store is closed"
+        }
+    }
+}
+
+private func Glibc_close(_ descriptor: Int32) -> Int32 { close(descriptor) }
