@@ -108,7 +108,7 @@ enum Socket {
             close(descriptor)
             return .failure(.systemCall("bind", code))
         }
-        guard Glibc_listen(descriptor, backlog) == 0 else {
+        guard systemListen(descriptor, backlog) == 0 else {
             let code = errno
             close(descriptor)
             return .failure(.systemCall("listen", code))
@@ -134,7 +134,7 @@ enum Socket {
     /// The next pending connection on `listener` (`.transferred(descriptor)`), or why there is none.
     static func accept(_ listener: Int32) -> IOResult {
         while true {
-            let descriptor = Glibc_accept(listener)
+            let descriptor = systemAccept(listener)
             if descriptor >= 0 {
                 configure(descriptor, nonBlocking: true)
                 setNoDelay(descriptor)
@@ -160,7 +160,7 @@ enum Socket {
 
     static func read(_ descriptor: Int32, into buffer: UnsafeMutableRawBufferPointer) -> IOResult {
         while true {
-            let count = Glibc_read(descriptor, buffer.baseAddress, buffer.count)
+            let count = systemRead(descriptor, buffer.baseAddress, buffer.count)
             if count > 0 { return .transferred(count) }
             if count == 0 { return .endOfFile }
             if errno == EINTR { continue }
@@ -186,15 +186,15 @@ enum Socket {
     }
 
     static func rawWrite(_ descriptor: Int32, _ buffer: UnsafeRawPointer, _ count: Int) -> Int {
-        Glibc_write(descriptor, buffer, count)
+        systemWrite(descriptor, buffer, count)
     }
 
     static func rawRead(_ descriptor: Int32, _ buffer: UnsafeMutableRawPointer, _ count: Int) -> Int {
-        Glibc_read(descriptor, buffer, count)
+        systemRead(descriptor, buffer, count)
     }
 
     static func close(_ descriptor: Int32) {
-        _ = Glibc_close(descriptor)
+        _ = systemClose(descriptor)
     }
 
     /// A readable description of `errno` `code`.
@@ -204,10 +204,10 @@ enum Socket {
 }
 
 // Module-level names for the C functions whose names `Socket`'s own methods shadow.
-private func Glibc_read(_ fd: Int32, _ buffer: UnsafeMutableRawPointer?, _ count: Int) -> Int {
+private func systemRead(_ fd: Int32, _ buffer: UnsafeMutableRawPointer?, _ count: Int) -> Int {
     read(fd, buffer, count)
 }
-private func Glibc_write(_ fd: Int32, _ buffer: UnsafeRawPointer?, _ count: Int) -> Int { write(fd, buffer, count) }
-private func Glibc_close(_ fd: Int32) -> Int32 { close(fd) }
-private func Glibc_listen(_ fd: Int32, _ backlog: Int32) -> Int32 { listen(fd, backlog) }
-private func Glibc_accept(_ fd: Int32) -> Int32 { accept(fd, nil, nil) }
+private func systemWrite(_ fd: Int32, _ buffer: UnsafeRawPointer?, _ count: Int) -> Int { write(fd, buffer, count) }
+private func systemClose(_ fd: Int32) -> Int32 { close(fd) }
+private func systemListen(_ fd: Int32, _ backlog: Int32) -> Int32 { listen(fd, backlog) }
+private func systemAccept(_ fd: Int32) -> Int32 { accept(fd, nil, nil) }

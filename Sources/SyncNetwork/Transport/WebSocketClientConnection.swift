@@ -34,7 +34,9 @@ final class WebSocketClientConnection: SyncClientConnection, WebSocketChannelDel
     func start(host: String, port: Int, limits: WebSocketLimits) {
         let addresses: [Socket.Address]
         switch Socket.resolve(host: host, port: port) {
-        case .success(let resolved): addresses = resolved.sorted { $0.isIPv4 && !$1.isIPv4 }  // IPv4 first: servers default to 127.0.0.1
+        case .success(let resolved):
+            // IPv4 first: servers listen on 127.0.0.1 by default, and "localhost" may resolve to ::1 first.
+            addresses = resolved.sorted { $0.isIPv4 && !$1.isIPv4 }
         case .failure(let error):
             report(.closed(.refused("\(error)")))
             return

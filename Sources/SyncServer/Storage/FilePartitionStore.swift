@@ -49,7 +49,7 @@ public final class FilePartitionStore: PartitionStore {
         guard descriptor >= 0 else { throw .cannotOpen(path: lockPath, errno: errno) }
         guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
             let code = errno
-            _ = Glibc_close(descriptor)
+            _ = systemClose(descriptor)
             throw code == EWOULDBLOCK ? .locked(path: directory) : .cannotOpen(path: lockPath, errno: code)
         }
         lockDescriptor = Locked(descriptor)
@@ -71,7 +71,7 @@ public final class FilePartitionStore: PartitionStore {
             return Array(files.values)
         }
         for file in open { file.close() }
-        _ = Glibc_close(descriptor)
+        _ = systemClose(descriptor)
     }
 
     private func path(of partition: String) -> String {
@@ -155,4 +155,4 @@ public enum FilePartitionStoreError: Error, Sendable, Hashable, CustomStringConv
     }
 }
 
-private func Glibc_close(_ descriptor: Int32) -> Int32 { close(descriptor) }
+private func systemClose(_ descriptor: Int32) -> Int32 { close(descriptor) }
