@@ -110,8 +110,8 @@ final class WebSocketChannel: EventLoopHandler, @unchecked Sendable {
         case .open:
             guard !closeSent else { return }
             end = end ?? .closedHere
-            sendClose(code, reason: reason)
             if closeReceived { shutDownAfterFlush = true }
+            sendClose(code, reason: reason)
             armCloseTimer()
         }
     }
@@ -125,11 +125,10 @@ final class WebSocketChannel: EventLoopHandler, @unchecked Sendable {
             finish(end!)
             return
         }
-        sendClose(violation.code, reason: violation.reason)
         shutDownAfterFlush = true
         readPaused = true
+        sendClose(violation.code, reason: violation.reason)
         armCloseTimer()
-        updateInterest()
     }
 
     /// Drops the connection at once, without a close handshake.
@@ -200,6 +199,8 @@ final class WebSocketChannel: EventLoopHandler, @unchecked Sendable {
             let result = readBuffer.withUnsafeMutableBytes { Socket.read(descriptor, into: $0) }
             switch result {
             case .transferred(let count):
+                // Once this side is only waiting for the peer to close, what arrives is discarded unread.
+                guard !shutDownAfterFlush else { continue }
                 input.append(contentsOf: readBuffer[0..<count])
                 process()
             case .wouldBlock:

@@ -1,0 +1,126 @@
+import Dispatch
+import Foundation
+import SyncServer
+import SyncWire
+import Testing
+
+@testable import SyncEngine
+
+/// The engine over real loopback WebSocket connections to a networked `SyncServer` with a file store.
+/// Waits are for events, each with a generous deadline; nothing asserts on durations.
+@Suite(.timeLimit(.minutes(3))) struct NetworkSyncTests {
+    /// An app that reaches `server` over the network, with real timers and short reconnect delays.
+    func networkApp(_ endpoint: SyncEndpoint, _ directory: TemporaryDirectory) -> SyncApp {
+        SyncApp(
+            configuration: .init(
+                server: endpoint, directory: directory.url, transport: WebSocketTransport(),
+                backoff: ReconnectBackoff(initialDelay: .milliseconds(20), maximumDelay: .milliseconds(200)),
+                timerExecutor: DispatchQueue(label: "NetworkSyncTests.timers"), callbackExecutor: ImmediateExecutor(),
+                logLevel: .off))
+    }
+
+    @Test("two apps converge through a networked server; its file log holds the same bytes in the same order")
+    func twoAppsConverge() async throws {
+        let data = TemporaryDirectory()
+        defer { data.remove() }
+        let store = try FilePartitionStore(directory: data.url.appendingPathComponent("server").path)
+        let server = try await SyncServer.listening(configuration: .init(store: store))
+        let endpoint = try #require(server.webSocketEndpoint)
+        let (dirA, dirB) = (TemporaryDirectory(), TemporaryDirectory())
+        defer {
+            dirA.remove()
+            dirB.remove()
+        }
+        let writer = try await networkApp(endpoint, dirA).login(.anonymous).openSession(partition: "p")
+        let reader = try await networkApp(endpoint, dirB).login(.anonymous).openSession(partition: "p")
+        let seen = Collected(reader.changesets)
+        var written: [Data] = []
+        for index in 0..<50 {
+            let bytes = Data((0..<(index * 997 % 20_000 + 1)).map { UInt8(truncatingIfNeeded: $0 &+ index) })
+            written.append(bytes)
+            try await writer.write(bytes)
+        }
+        try await writer.wait(for: .upload)
+        try await eventually("the reader holds all 50", limit: .seconds(60)) { seen.values.count == 50 }
+        #expect(seen.values.map(\.data) == written)
+        let log = try await server.changesets(in: "p")
+        #expect(log.map(\.data) == written.map { Array($0) })
+        #expect(log.map(\.serverVersion) == Array(1...50))
+        await server.stop()
+    }
+
+    @Test("a wrong API key is refused with a typed error and the session becomes invalid; a forbidden partition too")
+    func keys() async throws {
+        let data = TemporaryDirectory()
+        defer { data.remove() }
+        let store = try FilePartitionStore(directory: data.url.appendingPathComponent("server").path)
+        let server = try await SyncServer.listening(
+            configuration: .init(store: store, authentication: .apiKeys(["good": ["team/*"]])))
+        let endpoint = try #require(server.webSocketEndpoint)
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+
+        let wrongApp = networkApp(endpoint, directory)
+        let wrongErrors = Collected(wrongApp.errors)
+        let wrong = try await wrongApp.login(.apiKey("bad")).openSession(partition: "team/a")
+        try await eventually("invalid", limit: .seconds(60)) { wrong.state.value == .invalid }
+        guard case .authenticationFailed = wrongErrors.values.first?.error else {
+            Issue.record("expected authenticationFailed, got \(wrongErrors.values)")
+            return
+        }
+
+        let other = TemporaryDirectory()
+        defer { other.remove() }
+        let app = networkApp(endpoint, other)
+        let errors = Collected(app.errors)
+        let user = try await app.login(.apiKey("good"))
+        let forbidden = try await user.openSession(partition: "secret")
+        let allowed = try await user.openSession(partition: "team/b")
+        try await eventually("forbidden is invalid", limit: .seconds(60)) { forbidden.state.value == .invalid }
+        #expect(errors.values.first?.session === forbidden)
+        guard case .permissionDenied = errors.values.first?.error else {
+            Issue.record("expected permissionDenied, got \(errors.values)")
+            return
+        }
+        try await allowed.write(Data([1, 2, 3]))
+        try await allowed.wait(for: .upload)
+        #expect(try await server.changesets(in: "secret").isEmpty)
+        #expect(try await server.changesets(in: "team/b").map(\.data) == [[1, 2, 3]])
+        await server.stop()
+    }
+
+    @Test("the server restarts mid-upload on the same port and files: the upload resumes, nothing lost or doubled")
+    func restartMidUpload() async throws {
+        let data = TemporaryDirectory()
+        defer { data.remove() }
+        let storePath = data.url.appendingPathComponent("server").path
+        var store = try FilePartitionStore(directory: storePath)
+        var server = try await SyncServer.listening(configuration: .init(store: store))
+        let endpoint = try #require(server.webSocketEndpoint)
+        guard case .webSocket(_, let port) = endpoint.kind else { return }
+        let (dirA, dirB) = (TemporaryDirectory(), TemporaryDirectory())
+        defer {
+            dirA.remove()
+            dirB.remove()
+        }
+        let writer = try await networkApp(endpoint, dirA).login(.anonymous).openSession(partition: "p")
+        let reader = try await networkApp(endpoint, dirB).login(.anonymous).openSession(partition: "p")
+        let seen = Collected(reader.changesets)
+        let written = (0..<200).map { index in Data((0..<4096).map { UInt8(truncatingIfNeeded: $0 ^ index) }) }
+        for bytes in written.prefix(100) { try await writer.write(bytes) }
+        let first = server
+        try await eventually("some reached the server", limit: .seconds(60)) {
+            (try? await first.changesets(in: "p").count) ?? 0 > 0
+        }
+        await server.stop()
+        store.close()
+        for bytes in written.suffix(100) { try await writer.write(bytes) }
+        store = try FilePartitionStore(directory: storePath)
+        server = try await SyncServer.listening(port: port, configuration: .init(store: store))
+        try await writer.wait(for: .upload)
+        try await eventually("the reader holds all 200", limit: .seconds(60)) { seen.values.count == 200 }
+        #expect(seen.values.map(\.data) == written)
+        #expect(try await server.changesets(in: "p").map(\.data) == written.map { Array($0) })
+        await server.stop()
+    }
+}
