@@ -40,8 +40,10 @@ let package = Package(
         .testTarget(name: "SyncWireTests", dependencies: ["SyncWire", "SyncStreams"]),
         .testTarget(name: "SyncNetworkTests", dependencies: ["SyncNetwork", "SyncWire", "SyncStreams"]),
         .testTarget(name: "SyncStorageTests", dependencies: ["SyncStorage", "SyncStreams"]),
-        .testTarget(name: "SyncEngineTests", dependencies: ["SyncEngine", "SyncServer", "SyncWire", "SyncStorage"]),
-        .testTarget(name: "SyncServerTests", dependencies: ["SyncServer", "SyncWire", "SyncStorage", "sync-server"]),
+        .testTarget(
+            name: "SyncEngineTests",
+            dependencies: ["SyncEngine", "SyncServer", "SyncWire", "SyncStorage", "sync-server"]),
+        .testTarget(name: "SyncServerTests", dependencies: ["SyncServer", "SyncWire", "SyncStorage"]),
         .testTarget(name: "SyncSpinnerTests", dependencies: ["SyncSpinnerKit", "sync-spinner"]),
     ],
     swiftLanguageModes: [.v6]

@@ -50,6 +50,6 @@ FileHandleOutput.standardOutput("sync-server listening on \(url) (data: \(option
 let stopSignal = await StopSignal.wait()
 FileHandleOutput.standardError("sync-server: \(stopSignal == SIGINT ? "SIGINT" : "SIGTERM"): stopping\n")
 await server.stop()
-store.close()
+await store.close()
 FileHandleOutput.standardOutput("sync-server stopped\n")
 exit(0)

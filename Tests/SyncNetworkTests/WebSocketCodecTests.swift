@@ -43,10 +43,22 @@ import Testing
     @Test(
         "requests that are not upgrades are refused with the right status",
         arguments: [
-            ("POST / HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n", 400),
-            ("GET / HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n", 400),
-            ("GET / HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: c2hvcnQ=\r\nSec-WebSocket-Version: 13\r\n\r\n", 400),
-            ("GET / HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 8\r\n\r\n", 426),
+            (
+                "POST / HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n",
+                400
+            ),
+            (
+                "GET / HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n",
+                400
+            ),
+            (
+                "GET / HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: c2hvcnQ=\r\nSec-WebSocket-Version: 13\r\n\r\n",
+                400
+            ),
+            (
+                "GET / HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 8\r\n\r\n",
+                426
+            ),
             ("GET / HTTP/1.0\r\n\r\n", 400),
             ("\u{1}\u{2}garbage\r\n\r\n", 400),
         ])
@@ -60,7 +72,9 @@ import Testing
 }
 
 @Suite struct FrameCodecTests {
-    @Test("frames of every length form round-trip, masked (client) and unmasked (server)", arguments: [0, 1, 125, 126, 65535, 65536, 200_000])
+    @Test(
+        "frames of every length form round-trip, masked (client) and unmasked (server)",
+        arguments: [0, 1, 125, 126, 65535, 65536, 200_000])
     func roundTrip(length: Int) throws {
         let payload = (0..<length).map { UInt8(truncatingIfNeeded: $0 &* 31) }
         let masked = WebSocketFrame.encode(opcode: .binary, payload: payload, maskingKey: (1, 2, 3, 4))
@@ -138,7 +152,10 @@ import Testing
         }
         #expect(code([WebSocketFrame(opcode: .continuation, payload: [1])]) == 1002)
         #expect(
-            code([WebSocketFrame(isFinal: false, opcode: .binary, payload: [1]), WebSocketFrame(opcode: .binary, payload: [2])])
+            code([
+                WebSocketFrame(isFinal: false, opcode: .binary, payload: [1]),
+                WebSocketFrame(opcode: .binary, payload: [2]),
+            ])
                 == 1002)
         #expect(
             code([
@@ -149,14 +166,19 @@ import Testing
         // A UTF-8 sequence split across fragments is fine once joined.
         #expect(
             code([
-                WebSocketFrame(isFinal: false, opcode: .text, payload: [0xC3]), WebSocketFrame(opcode: .continuation, payload: [0xA9]),
+                WebSocketFrame(isFinal: false, opcode: .text, payload: [0xC3]),
+                WebSocketFrame(opcode: .continuation, payload: [0xA9]),
             ]) == nil)
         #expect(code([WebSocketFrame(opcode: .close, payload: [3])]) == 1002)
         for invalid: UInt16 in [0, 999, 1004, 1005, 1006, 1015, 1016, 2999, 5000] {
-            #expect(code([WebSocketFrame(opcode: .close, payload: [UInt8(invalid >> 8), UInt8(invalid & 0xFF)])]) == 1002, "\(invalid)")
+            #expect(
+                code([WebSocketFrame(opcode: .close, payload: [UInt8(invalid >> 8), UInt8(invalid & 0xFF)])]) == 1002,
+                "\(invalid)")
         }
         for valid: UInt16 in [1000, 1001, 1003, 1007, 1011, 3000, 4999] {
-            #expect(code([WebSocketFrame(opcode: .close, payload: [UInt8(valid >> 8), UInt8(valid & 0xFF)])]) == nil, "\(valid)")
+            #expect(
+                code([WebSocketFrame(opcode: .close, payload: [UInt8(valid >> 8), UInt8(valid & 0xFF)])]) == nil,
+                "\(valid)")
         }
         #expect(code([WebSocketFrame(opcode: .close, payload: [0x03, 0xE8, 0xFF])]) == 1007)
     }

@@ -17,7 +17,10 @@ import Testing
         ("a close frame with code 1005", clientFrame(opcode: 8, payload: [0x03, 0xED]), 1002),
         ("a close frame with code 999", clientFrame(opcode: 8, payload: [0x03, 0xE7]), 1002),
         ("a continuation with nothing to continue", clientFrame(opcode: 0, payload: [1]), 1002),
-        ("a frame longer than the message limit", Array(clientFrame(opcode: 2, payload: [], declaredLength: 1 << 24 + 1).prefix(14)), 1009),
+        (
+            "a frame longer than the message limit",
+            Array(clientFrame(opcode: 2, payload: [], declaredLength: 1 << 24 + 1).prefix(14)), 1009
+        ),
         ("a text message that is not UTF-8", clientFrame(opcode: 1, payload: [0xFF, 0xFE]), 1007),
         ("a text message (the protocol is binary)", clientFrame(opcode: 1, payload: Array("hello".utf8)), 1003),
         ("a binary message that is not a sync message", clientFrame(opcode: 2, payload: [0xEE, 1, 2]), 1007),

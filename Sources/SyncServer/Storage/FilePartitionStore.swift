@@ -56,22 +56,32 @@ public final class FilePartitionStore: PartitionStore {
     }
 
     deinit {
-        close()
+        // Not closed by its owner: close the files once their queues are idle, then the lock.
+        let (descriptor, open) = takeForClosing()
+        guard descriptor >= 0 else { return }
+        for file in open { file.closeDetached() }
+        _ = systemClose(descriptor)
     }
 
-    /// Closes every partition's file and releases the directory. Later calls throw. Idempotent.
-    public func close() {
+    /// Closes every partition's file (after appends in progress finish) and then releases the directory,
+    /// so another store may open it when this returns. Later calls throw `.closed`. Idempotent.
+    public func close() async {
+        let (descriptor, open) = takeForClosing()
+        guard descriptor >= 0 else { return }
+        for file in open { await file.close() }
+        _ = systemClose(descriptor)
+    }
+
+    private func takeForClosing() -> (Int32, [PartitionFile]) {
         let descriptor = lockDescriptor.withLock { descriptor in
             defer { descriptor = -1 }
             return descriptor
         }
-        guard descriptor >= 0 else { return }
         let open = files.withLock { files in
             defer { files = [:] }
             return Array(files.values)
         }
-        for file in open { file.close() }
-        _ = systemClose(descriptor)
+        return (descriptor, open)
     }
 
     private func path(of partition: String) -> String {

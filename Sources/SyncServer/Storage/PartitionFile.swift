@@ -89,7 +89,14 @@ final class PartitionFile: @unchecked Sendable {
         }
     }
 
-    func close() {
+    /// Closes the log once the appends queued before are done.
+    func close() async {
+        reader.close()
+        await queue.run { [self] in log.close() }
+    }
+
+    /// Closes the log once the appends queued before are done, without waiting.
+    func closeDetached() {
         reader.close()
         queue.runDetached { [self] in log.close() }
     }

@@ -113,7 +113,7 @@ import Testing
             (try? await first.changesets(in: "p").count) ?? 0 > 0
         }
         await server.stop()
-        store.close()
+        await store.close()
         for bytes in written.suffix(100) { try await writer.write(bytes) }
         store = try FilePartitionStore(directory: storePath)
         server = try await SyncServer.listening(port: port, configuration: .init(store: store))

@@ -1,11 +1,12 @@
+import Foundation
+
+@testable import SyncNetwork
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)
     import Darwin
 #endif
-import Foundation
-
-@testable import SyncNetwork
 
 /// A blocking TCP client for tests that speak WebSocket byte by byte: every read has a deadline
 /// (`SO_RCVTIMEO`), so a server that never answers fails the test instead of hanging it.
@@ -44,7 +45,9 @@ final class RawSocket {
         var offset = 0
         while offset < bytes.count {
             #if canImport(Glibc)
-                let count = bytes[offset...].withUnsafeBytes { Glibc.send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+                let count = bytes[offset...].withUnsafeBytes {
+                    Glibc.send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
+                }
             #else
                 let count = bytes[offset...].withUnsafeBytes { Darwin.send(descriptor, $0.baseAddress, $0.count, 0) }
             #endif
@@ -61,7 +64,8 @@ final class RawSocket {
         let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
         if count == 0 { return false }
         guard count > 0 else {
-            throw errno == EAGAIN || errno == EWOULDBLOCK ? RawSocketError.timedOut : RawSocketError.failed("read", errno)
+            throw errno == EAGAIN || errno == EWOULDBLOCK
+                ? RawSocketError.timedOut : RawSocketError.failed("read", errno)
         }
         buffered += chunk[0..<count]
         return true
@@ -125,7 +129,8 @@ enum RawSocketError: Error {
 
 /// A masked client frame, built by hand so tests can break any rule.
 func clientFrame(
-    fin: Bool = true, rsv: UInt8 = 0, opcode: UInt8, payload: [UInt8], masked: Bool = true, declaredLength: UInt64? = nil
+    fin: Bool = true, rsv: UInt8 = 0, opcode: UInt8, payload: [UInt8], masked: Bool = true,
+    declaredLength: UInt64? = nil
 ) -> [UInt8] {
     var bytes: [UInt8] = [(fin ? 0x80 : 0) | (rsv << 4) | opcode]
     let length = declaredLength ?? UInt64(payload.count)
@@ -136,7 +141,9 @@ func clientFrame(
         bytes += [maskBit | 126, UInt8(length >> 8), UInt8(length & 0xFF)]
     } else {
         bytes.append(maskBit | 127)
-        for shift in stride(from: 56, through: 0, by: -8) { bytes.append(UInt8(truncatingIfNeeded: length >> UInt64(shift))) }
+        for shift in stride(from: 56, through: 0, by: -8) {
+            bytes.append(UInt8(truncatingIfNeeded: length >> UInt64(shift)))
+        }
     }
     guard masked else { return bytes + payload }
     let mask: [UInt8] = [0x37, 0xFA, 0x21, 0x3D]
