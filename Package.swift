@@ -44,7 +44,7 @@ let package = Package(
             name: "SyncEngineTests",
             dependencies: ["SyncEngine", "SyncServer", "SyncWire", "SyncStorage", "sync-server"]),
         .testTarget(name: "SyncServerTests", dependencies: ["SyncServer", "SyncWire", "SyncStorage"]),
-        .testTarget(name: "SyncSpinnerTests", dependencies: ["SyncSpinnerKit", "sync-spinner"]),
+        .testTarget(name: "SyncSpinnerTests", dependencies: ["SyncSpinnerKit", "sync-spinner", "sync-server"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -60,6 +60,41 @@ struct SpinnerProcessTests {
         #expect(run.stdout.components(separatedBy: "(default:").count - 1 >= 9)
     }
 
+    @Test("--server: syncs through a running sync-server over WebSocket, with an API key, and exits 0")
+    func throughSyncServer() throws {
+        let data = FileManager.default.temporaryDirectory.appendingPathComponent("spinner-server-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: data) }
+        try FileManager.default.createDirectory(at: data, withIntermediateDirectories: true)
+        let keys = data.appendingPathComponent("keys")
+        try "spinner-key sync-spinner/*\n".write(to: keys, atomically: true, encoding: .utf8)
+        let server = Process()
+        server.executableURL = SpinnerProcess.executable.deletingLastPathComponent().appendingPathComponent(
+            "sync-server")
+        server.arguments = ["--port", "0", "--data", data.appendingPathComponent("logs").path, "--api-keys", keys.path]
+        let output = Pipe()
+        server.standardOutput = output
+        try server.run()
+        defer {
+            kill(server.processIdentifier, SIGTERM)
+            server.waitUntilExit()
+        }
+        // The first line names the port (a blocking read: the server prints it at once or fails).
+        var line = Data()
+        while !line.contains(10) {
+            let chunk = output.fileHandleForReading.availableData
+            guard !chunk.isEmpty else { break }
+            line.append(chunk)
+        }
+        let text = String(decoding: line, as: UTF8.self)
+        let port = try #require(text.firstMatch(of: /ws:\/\/127\.0\.0\.1:(\d+)/).map { String($0.1) }, "\(text)")
+        let run = try SpinnerProcess.run([
+            "--server", "ws://127.0.0.1:\(port)", "--api-key", "spinner-key", "--changesets", "30", "--size", "1000000",
+        ])
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stdout.contains("through ws://127.0.0.1:\(port)") || run.stdout.contains("ws://127.0.0.1:\(port)"))
+        #expect(run.stdout.contains("the reader holds exactly what the writer wrote"))
+    }
+
     @Test("an unreachable server is a clear error and exit 1 within --timeout")
     func unreachableServer() throws {
         let port = try closedPort()
