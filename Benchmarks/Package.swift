@@ -27,6 +27,14 @@ let package = Package(
         ),
         // `swift run -c release compare`: times the scenarios itself and prints one comparison table.
         .executableTarget(name: "compare", dependencies: ["Scenarios"]),
+        // `swift run -c release network`: P11 (bound sessions per server) and P12 (write → callback latency).
+        .executableTarget(
+            name: "network",
+            dependencies: [
+                .product(name: "SyncEngine", package: "SyncStreams"),
+                .product(name: "SyncServer", package: "SyncStreams"),
+            ]
+        ),
         // `swift package benchmark`: the same scenarios under package-benchmark (allocations, peak memory).
         .executableTarget(
             name: "SyncStreamsBenchmarks",

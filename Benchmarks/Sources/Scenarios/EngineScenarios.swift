@@ -38,6 +38,19 @@ public enum EngineScenarios {
         Scenario(
             id: "P8 64 in flight",
             title: "sync throughput, the writer keeping 64 writes in flight (group commit)",
+            library: "disk: 64 × 64 KiB, one fsync", unit: "MB", count: Sizes.p8Megabytes,
+            run: { batchedDurableWrites(megabytes: $0) }),
+        Scenario(
+            id: "P8n", title: "sync throughput over loopback WebSocket: 64 writes in flight, app → server → app",
+            library: "SyncStreams", unit: "MB", count: Sizes.p8Megabytes,
+            run: { await embeddedSync(megabytes: $0, writesInFlight: 64, overNetwork: true) }),
+        Scenario(
+            id: "P8n", title: "sync throughput over loopback WebSocket: 64 writes in flight, app → server → app",
+            library: "embedded (same run)", unit: "MB", count: Sizes.p8Megabytes,
+            run: { await embeddedSync(megabytes: $0, writesInFlight: 64) }),
+        Scenario(
+            id: "P8 64 in flight",
+            title: "sync throughput, the writer keeping 64 writes in flight (group commit)",
             library: "loopback TCP", unit: "MB", count: Sizes.p8Megabytes, run: { loopbackTCP(megabytes: $0) }),
         Scenario(
             id: "P8", title: "sync throughput: 64 KB changesets, app → embedded server → app",
@@ -69,17 +82,19 @@ public enum EngineScenarios {
     /// Two apps on one embedded server: the first writes `megabytes` MB as 64 KB changesets, keeping up to
     /// `writesInFlight` writes waiting at a time (1: one after the other), the second waits until it holds
     /// all of them. One op is one MB, so ns/op gives the throughput.
-    public static func embeddedSync(megabytes: Int, writesInFlight: Int) async -> Int {
+    /// With `overNetwork`, the server listens on loopback and both apps reach it with `WebSocketTransport`.
+    public static func embeddedSync(megabytes: Int, writesInFlight: Int, overNetwork: Bool = false) async -> Int {
         let changesets = megabytes * 16
         let payload = Data(repeating: 0xA5, count: 64 * 1024)
         let root = FileManager.default.temporaryDirectory.appendingPathComponent("P8-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: root) }
         do {
-            let server = try await SyncServer.embedded()
+            let server = overNetwork ? try await SyncServer.listening() : try await SyncServer.embedded()
+            let endpoint = overNetwork ? server.webSocketEndpoint! : server.endpoint
             let writerApp = SyncApp(
-                configuration: .init(server: server.endpoint, directory: root.appendingPathComponent("writer")))
+                configuration: .init(server: endpoint, directory: root.appendingPathComponent("writer")))
             let readerApp = SyncApp(
-                configuration: .init(server: server.endpoint, directory: root.appendingPathComponent("reader")))
+                configuration: .init(server: endpoint, directory: root.appendingPathComponent("reader")))
             let writer = try await writerApp.login(.anonymous).openSession(partition: "p8")
             let reader = try await readerApp.login(.anonymous).openSession(partition: "p8")
             let received = DispatchSemaphore(value: 0)
@@ -104,10 +119,31 @@ public enum EngineScenarios {
             token.invalidate()
             writer.suspend()
             reader.suspend()
+            await server.stop()
             return counter.total
         } catch {
             fatalError("P8 embedded: \(error)")
         }
+    }
+
+    /// The disk's own batched durable bandwidth: `megabytes` MB written as 64 KiB writes, an fsync after
+    /// every 64 of them (what group commit at best achieves).
+    @inline(never)
+    public static func batchedDurableWrites(megabytes: Int) -> Int {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("P8-disk-\(UUID().uuidString)").path
+        let descriptor = open(path, O_CREAT | O_WRONLY | O_TRUNC, 0o644)
+        defer {
+            close(descriptor)
+            unlink(path)
+        }
+        let block = [UInt8](repeating: 0xA5, count: 64 * 1024)
+        var written = 0
+        for index in 0..<(megabytes * 16) {
+            written += block.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+            if index % 64 == 63 { fsync(descriptor) }
+        }
+        fsync(descriptor)
+        return written
     }
 
     /// The same bytes through a loopback TCP connection: 64 KB writes on one thread, reads on another.

@@ -121,8 +121,13 @@ let targets: [String: Target] = [
     "P8": Target(id: "P8", text: "≥ 50 % of loopback TCP throughput") { ns in
         ratio(ns["loopback TCP"], ns["SyncStreams"]).map { $0 >= 0.5 }
     },
-    "P8 64 in flight": Target(id: "P8 64 in flight", text: "≥ 50 % of loopback TCP throughput") { ns in
-        ratio(ns["loopback TCP"], ns["SyncStreams"]).map { $0 >= 0.5 }
+    "P8 64 in flight": Target(
+        id: "P8 64 in flight", text: "2 durable copies ≥ 50 % of the disk's batched durable bandwidth"
+    ) { ns in
+        ratio(ns["disk: 64 × 64 KiB, one fsync"].map { $0 * 2 }, ns["SyncStreams"]).map { $0 >= 0.5 }
+    },
+    "P8n": Target(id: "P8n", text: "≥ 80 % of the embedded throughput in the same run") { ns in
+        ratio(ns["embedded (same run)"], ns["SyncStreams"]).map { $0 >= 0.8 }
     },
 ]
 

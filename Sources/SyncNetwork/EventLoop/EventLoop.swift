@@ -40,6 +40,9 @@ final class EventLoop: @unchecked Sendable {
     private var nextTimerID: UInt64 = 0
     private let finished = Locked<[CheckedContinuation<Void, Never>]?>([])
     private let threadID = Locked<pthread_t?>(nil)
+    /// One read buffer for every socket on the loop (they are read one at a time, on its thread), so a
+    /// connection costs no buffer of its own while it is idle.
+    let readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 16)
 
     /// Starts a loop on a new thread named `name`.
     init(name: String, poller: (any Poller)? = nil) {
@@ -58,6 +61,11 @@ final class EventLoop: @unchecked Sendable {
         thread.name = name
         thread.stackSize = 1 << 20
         thread.start()
+    }
+
+    deinit {
+        // The thread holds the loop until it ends, so nothing reads into the buffer any more.
+        readBuffer.deallocate()
     }
 
     /// Whether the caller runs on this loop's thread.

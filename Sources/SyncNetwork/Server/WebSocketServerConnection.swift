@@ -47,8 +47,10 @@ final class WebSocketServerConnection: SyncServerConnection, WebSocketChannelDel
     }
 
     func send(_ message: ServerMessage) {
-        let frame = WebSocketFrame.encode(opcode: .binary, payload: message.encoded(), maskingKey: nil)
-        guard let queued = budget.add(frame.count) else { return }
+        let payload = message.encoded()
+        let header = WebSocketFrame.header(opcode: .binary, length: payload.count, maskingKey: nil)
+        let size = header.count + payload.count
+        guard let queued = budget.add(size) else { return }
         if queued > limits.outboundHardLimit {
             let limit = limits.outboundHardLimit
             loop.execute { [self] in
@@ -57,7 +59,7 @@ final class WebSocketServerConnection: SyncServerConnection, WebSocketChannelDel
             return
         }
         loop.execute { [self] in
-            if let channel { channel.sendMessageFrame(frame) } else { budget.release(frame.count) }
+            if let channel { channel.sendMessage(header: header, payload: payload) } else { budget.release(size) }
         }
     }
 

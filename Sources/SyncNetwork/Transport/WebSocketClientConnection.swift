@@ -68,9 +68,12 @@ final class WebSocketClientConnection: SyncClientConnection, WebSocketChannelDel
 
     func send(_ message: ClientMessage) {
         guard !state.withLock({ $0.reported }) else { return }
-        let frame = WebSocketFrame.encode(
-            opcode: .binary, payload: message.encoded(), maskingKey: WebSocketChannel.randomMask())
-        loop.execute { [self] in channel?.sendMessageFrame(frame) }
+        let key = WebSocketChannel.randomMask()
+        var masked = message.encoded()
+        masked.withUnsafeMutableBytes { WebSocketMask.apply(key, to: $0) }
+        let payload = masked
+        let header = WebSocketFrame.header(opcode: .binary, length: payload.count, maskingKey: key)
+        loop.execute { [self] in channel?.sendMessage(header: header, payload: payload) }
     }
 
     func close() {

@@ -51,7 +51,6 @@ final class WebSocketChannel: EventLoopHandler, @unchecked Sendable {
     private var timer: UInt64?
     private let decoder: WebSocketFrameDecoder
     private var assembler: WebSocketMessageAssembler
-    private var readBuffer = [UInt8](repeating: 0, count: 64 * 1024)
 
     /// A channel for `descriptor` (connected, or connecting when `connecting` is true).
     init(loop: EventLoop, descriptor: Int32, role: Role, limits: WebSocketLimits, connecting: Bool = false) {
@@ -93,13 +92,15 @@ final class WebSocketChannel: EventLoopHandler, @unchecked Sendable {
         flush()
     }
 
-    /// Queues a binary message's frame (already encoded, and masked by a client) unless closing.
-    func sendMessageFrame(_ frame: [UInt8]) {
+    /// Queues a binary message — its frame header, then its payload (already masked by a client) —
+    /// unless closing; both count as written bytes for the delegate.
+    func sendMessage(header: [UInt8], payload: [UInt8]) {
         guard phase == .open, !closeSent else {
-            delegate?.channel(self, wrote: frame.count)  // released: it will never be written
+            delegate?.channel(self, wrote: header.count + payload.count)  // released: never to be written
             return
         }
-        send(frame, counted: true)
+        output.append(Chunk(bytes: header, counted: true))
+        send(payload, counted: true)
     }
 
     /// Starts the close handshake with `code`; before the connection opened, just closes it.
@@ -196,12 +197,13 @@ final class WebSocketChannel: EventLoopHandler, @unchecked Sendable {
         var reads = 0
         while phase != .closed, !readPaused, reads < 16 {
             reads += 1
-            let result = readBuffer.withUnsafeMutableBytes { Socket.read(descriptor, into: $0) }
+            let buffer = loop.readBuffer
+            let result = Socket.read(descriptor, into: buffer)
             switch result {
             case .transferred(let count):
                 // Once this side is only waiting for the peer to close, what arrives is discarded unread.
                 guard !shutDownAfterFlush else { continue }
-                input.append(contentsOf: readBuffer[0..<count])
+                input.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
                 process()
             case .wouldBlock:
                 return
@@ -248,9 +250,11 @@ final class WebSocketChannel: EventLoopHandler, @unchecked Sendable {
 
     private func compactInput() {
         if inputStart == input.count {
-            input.removeAll(keepingCapacity: input.capacity <= 1 << 20)
+            // Keep a small buffer for the next message; give a large one back while the connection idles.
+            input.removeAll(keepingCapacity: input.capacity <= 4096)
             inputStart = 0
-        } else if inputStart >= 64 * 1024 {
+        } else if inputStart >= 64 * 1024 && inputStart * 2 >= input.count {
+            // Shift the unread bytes down only when they are at most half the buffer (amortised O(1)).
             input.removeFirst(inputStart)
             inputStart = 0
         }

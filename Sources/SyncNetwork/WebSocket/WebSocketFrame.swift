@@ -20,35 +20,36 @@ struct WebSocketFrame: Sendable, Equatable {
     static func encode(
         isFinal: Bool = true, opcode: WebSocketOpcode, payload: [UInt8], maskingKey: (UInt8, UInt8, UInt8, UInt8)?
     ) -> [UInt8] {
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(payload.count + 14)
-        bytes.append((isFinal ? 0x80 : 0) | opcode.rawValue)
-        let maskBit: UInt8 = maskingKey == nil ? 0 : 0x80
-        switch payload.count {
-        case 0...125:
-            bytes.append(maskBit | UInt8(payload.count))
-        case 126...0xFFFF:
-            bytes.append(maskBit | 126)
-            bytes.append(UInt8(payload.count >> 8))
-            bytes.append(UInt8(payload.count & 0xFF))
-        default:
-            bytes.append(maskBit | 127)
-            let length = UInt64(payload.count)
-            for shift in stride(from: 56, through: 0, by: -8) {
-                bytes.append(UInt8(truncatingIfNeeded: length >> UInt64(shift)))
-            }
-        }
-        guard let key = maskingKey else {
-            bytes.append(contentsOf: payload)
-            return bytes
-        }
-        let mask = [key.0, key.1, key.2, key.3]
-        bytes.append(contentsOf: mask)
+        var bytes = header(opcode: opcode, length: payload.count, maskingKey: maskingKey)
+        if !isFinal { bytes[0] &= 0x7F }
         let start = bytes.count
         bytes.append(contentsOf: payload)
-        bytes.withUnsafeMutableBufferPointer { buffer in
-            for index in 0..<payload.count { buffer[start + index] ^= mask[index & 3] }
+        if let key = maskingKey {
+            bytes.withUnsafeMutableBytes { buffer in
+                WebSocketMask.apply(key, to: UnsafeMutableRawBufferPointer(rebasing: buffer[start...]))
+            }
         }
+        return bytes
+    }
+
+    /// The header of a final frame of `opcode` with a payload of `length` bytes, masked with `maskingKey`
+    /// if given: send it followed by the payload (masked in place with `WebSocketMask` by a client). Saves
+    /// copying a large payload into a frame.
+    static func header(opcode: WebSocketOpcode, length: Int, maskingKey: (UInt8, UInt8, UInt8, UInt8)?) -> [UInt8] {
+        var bytes: [UInt8] = [0x80 | opcode.rawValue]
+        let maskBit: UInt8 = maskingKey == nil ? 0 : 0x80
+        switch length {
+        case 0...125:
+            bytes.append(maskBit | UInt8(length))
+        case 126...0xFFFF:
+            bytes += [maskBit | 126, UInt8(length >> 8), UInt8(length & 0xFF)]
+        default:
+            bytes.append(maskBit | 127)
+            for shift in stride(from: 56, through: 0, by: -8) {
+                bytes.append(UInt8(truncatingIfNeeded: UInt64(length) >> UInt64(shift)))
+            }
+        }
+        if let key = maskingKey { bytes += [key.0, key.1, key.2, key.3] }
         return bytes
     }
 

@@ -69,16 +69,7 @@ struct WebSocketFrameDecoder {
         if isMasked {
             let keyStart = start + headerSize - 4
             let mask = (buffer[keyStart], buffer[keyStart + 1], buffer[keyStart + 2], buffer[keyStart + 3])
-            payload.withUnsafeMutableBufferPointer { bytes in
-                for index in 0..<bytes.count {
-                    switch index & 3 {
-                    case 0: bytes[index] ^= mask.0
-                    case 1: bytes[index] ^= mask.1
-                    case 2: bytes[index] ^= mask.2
-                    default: bytes[index] ^= mask.3
-                    }
-                }
-            }
+            payload.withUnsafeMutableBytes { WebSocketMask.apply(mask, to: $0) }
         }
         return (WebSocketFrame(isFinal: isFinal, opcode: opcode, payload: payload), headerSize + payloadLength)
     }
