@@ -34,6 +34,16 @@ import Testing
         await store.close()
     }
 
+    @Test("a directory whose parents are missing is created with them")
+    func createsParents() async throws {
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let nested = directory + "/a/b/c"
+        let store = try FilePartitionStore(directory: nested)
+        try await store.append([changeset(1)], to: "p")
+        #expect(FileManager.default.fileExists(atPath: nested + "/LOCK"))
+        await store.close()
+    }
+
     @Test("a second store on the same directory is refused with .locked until the first closes")
     func locked() async throws {
         defer { try? FileManager.default.removeItem(atPath: directory) }

@@ -35,14 +35,17 @@ public final class FilePartitionStore: PartitionStore {
     private let files = Locked<[String: PartitionFile]>([:])
     private let readQueue = BlockingQueue(label: "SyncServer.file-store.read", concurrent: true)
 
-    /// Opens (creating if needed) a store in `directory`.
+    /// Opens a store in `directory`, creating it and any missing parents.
     ///
     /// - Throws: `FilePartitionStoreError.cannotOpen` when the directory cannot be created or opened,
     ///   `.locked` when another store (in this or another process) has it open.
     public init(directory: String) throws(FilePartitionStoreError) {
         self.directory = directory
-        if mkdir(directory, 0o755) != 0 && errno != EEXIST {
-            throw .cannotOpen(path: directory, errno: errno)
+        // Like `mkdir -p`: every missing parent too.
+        var prefix = directory.hasPrefix("/") ? "" : "."
+        for component in directory.split(separator: "/") {
+            prefix += "/" + component
+            if mkdir(prefix, 0o755) != 0 && errno != EEXIST { throw .cannotOpen(path: prefix, errno: errno) }
         }
         let lockPath = directory + "/LOCK"
         let descriptor = open(lockPath, O_CREAT | O_RDWR | O_CLOEXEC, 0o644)
