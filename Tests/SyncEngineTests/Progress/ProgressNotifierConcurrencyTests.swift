@@ -153,11 +153,14 @@ struct ProgressNotifierConcurrencyTests {
             updaterDone.signal()
         }
         updater.start()
-        receivedEnough.wait()
+        // Generous deadlines: a regression fails the test instead of hanging CI.
+        let gotEnough = receivedEnough.wait(timeout: .now() + 60) == .success
+        #expect(gotEnough, "the subscriber never received 100 values")
         token.invalidate()
         invalidated.set()
         let countAtInvalidate = received.value
-        updaterDone.wait()
+        let updaterFinished = updaterDone.wait(timeout: .now() + 60) == .success
+        #expect(updaterFinished, "the updater did not finish")
         #expect(late.value == 0)
         #expect(received.value == countAtInvalidate)
     }

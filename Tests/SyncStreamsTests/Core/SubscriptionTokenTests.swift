@@ -39,7 +39,7 @@ import Testing
         let recorder = Recorder<Int, Never>()
         var token: SubscriptionToken? = recorder.subscribe(to: subject)
         subject.send(1)
-        #expect(token != nil)
+        #expect(token?.isInvalidated == false, "the token is live while held")
         token = nil
         subject.send(2)
         #expect(recorder.values == [1])
@@ -56,17 +56,19 @@ import Testing
     @Test func tokensAreHashableByIdentity() {
         let first = SubscriptionToken {}
         let second = SubscriptionToken {}
-        #expect(first == first)
-        #expect(first != second)
+        #expect(first != second, "equality is identity: two tokens are never equal")
         var set: Set<SubscriptionToken> = [first, second, first]
         #expect(set.count == 2)
         #expect(set.contains(first))
         set.remove(first)
         #expect(!set.contains(first))
         #expect(set.contains(second))
-        first.invalidate()
-        #expect(first.hashValue == first.hashValue)
+        // Invalidating does not change a token's hash, so a set holding it still finds it.
+        let hashBefore = second.hashValue
         second.invalidate()
+        #expect(second.hashValue == hashBefore)
+        #expect(set.contains(second))
+        first.invalidate()
     }
 
     @Test func storeInSetKeepsTheSubscriptionUntilTheSetDropsIt() {

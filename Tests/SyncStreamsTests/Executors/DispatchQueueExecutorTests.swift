@@ -36,11 +36,13 @@ import Testing
     @Test func cancelledScheduledWorkDoesNotRun() {
         let queue = DispatchQueue(label: "SyncStreamsTests.cancel")
         let cancelledRan = AtomicFlag()
-        let cancelled = queue.schedule(after: .milliseconds(1)) { cancelledRan.set() }
+        // Due well after the cancel below, so a thread paused between the two lines (TSan, a busy machine)
+        // cannot let it run before it is cancelled.
+        let cancelled = queue.schedule(after: .milliseconds(300)) { cancelledRan.set() }
         cancelled.cancel()
         cancelled.cancel()
         let ran = DispatchSemaphore(value: 0)
-        _ = queue.schedule(after: .milliseconds(50)) { ran.signal() }
+        _ = queue.schedule(after: .milliseconds(600)) { ran.signal() }
         #expect(ran.waitWithDeadline())
         #expect(!cancelledRan.isSet)
     }

@@ -33,11 +33,13 @@ import Testing
     @Test func cancelledScheduledWorkDoesNotRun() {
         let executor = ImmediateExecutor()
         let cancelledRan = AtomicFlag()
-        let cancelled = executor.schedule(after: .milliseconds(1)) { cancelledRan.set() }
+        // Due well after the cancel below, so a thread paused between the two lines (TSan, a busy machine)
+        // cannot let it run before it is cancelled.
+        let cancelled = executor.schedule(after: .milliseconds(300)) { cancelledRan.set() }
         cancelled.cancel()
         // Work due later than the cancelled work; once it has run, the cancelled work would have run too.
         let ran = DispatchSemaphore(value: 0)
-        _ = executor.schedule(after: .milliseconds(50)) { ran.signal() }
+        _ = executor.schedule(after: .milliseconds(600)) { ran.signal() }
         #expect(ran.waitWithDeadline())
         #expect(!cancelledRan.isSet)
     }

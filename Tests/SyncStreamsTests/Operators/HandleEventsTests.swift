@@ -80,7 +80,8 @@ import Testing
         let subject = PassthroughSubject<Int, Never>()
         let cancels = AtomicCounter()
         var token: SubscriptionToken? = subject.handleEvents(receiveCancel: { cancels.increment() }).subscribe { _ in }
-        #expect(token != nil)
+        #expect(token?.isInvalidated == false)
+        #expect(cancels.value == 0, "nothing cancels while the token is held")
         token = nil
         #expect(cancels.value == 1)
     }
