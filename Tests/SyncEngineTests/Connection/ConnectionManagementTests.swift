@@ -193,7 +193,8 @@ struct ConnectionManagementTests {
         fixture.transport.faults.delayMessages = true
         for index in 0..<5 { try await writer.write(Data([UInt8(index)])) }
         try await writer.wait(for: .upload)
-        try await Task.sleep(for: .milliseconds(20))  // give the held messages every chance to leak through
+        // All five reached the client's transport and are held there, so none can arrive before the release.
+        try await eventually("the five changesets are held in transit") { fixture.transport.heldChangesetCount == 5 }
         #expect(seen.values.isEmpty)
         fixture.transport.deliverDelayedMessages()
         try await eventually("all five, in order") { seen.values.count == 5 }

@@ -129,6 +129,12 @@ final class FaultInjectingTransport: SyncTransport {
         for connection in connections { connection.releaseHeld() }
     }
 
+    /// How many changesets the connections hold in transit (in `download` messages), for tests that must
+    /// know a message was held rather than wait and see that it did not arrive.
+    var heldChangesetCount: Int {
+        state.withLock { $0.connections }.reduce(0) { $0 + $1.heldChangesetCount }
+    }
+
     /// Ends every open connection as if the network failed.
     func dropConnections() {
         let connections = state.withLock { state -> [FaultyConnection] in
@@ -175,6 +181,16 @@ final class FaultyConnection: SyncClientConnection {
     func end(_ error: SyncTransportError?) {
         inner?.close()
         end(with: .closed(error))
+    }
+
+    /// The changesets in the `download` messages held in transit.
+    var heldChangesetCount: Int {
+        state.withLock { state in
+            state.held.reduce(0) { count, event in
+                guard case .message(.download(let download)) = event else { return count }
+                return count + download.entries.filter { if case .changeset = $0 { true } else { false } }.count
+            }
+        }
     }
 
     /// Delivers the held messages, in order.
