@@ -4,21 +4,21 @@ import Testing
 /// Random input must either decode to a message that re-encodes to exactly the same bytes, or throw a
 /// `WireError` (the typed throws guarantee nothing else escapes); it must never trap.
 @Suite struct FuzzTests {
-    private static let validTypes: [UInt8] = [0x01, 0x02, 0x03, 0x04, 0x05, 0x81, 0x82, 0x83, 0x84, 0x85]
+    private static let validTypes: [UInt8] = [0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x81, 0x82, 0x83, 0x84, 0x85, 0x86]
 
     /// Decodes `bytes` both ways; returns how many decodes succeeded (each checked for canonical form).
     private func check(_ bytes: [UInt8]) -> Int {
         var successes = 0
         do {
             let message = try ClientMessage(decoding: bytes)
-            #expect(message.encoded() == bytes, "\(bytes)")
+            #expect(message.encoded() == bytes, "seeded input \(bytes) decoded as \(message)")
             successes += 1
         } catch {
             _ = error.description
         }
         do {
             let message = try ServerMessage(decoding: bytes)
-            #expect(message.encoded() == bytes, "\(bytes)")
+            #expect(message.encoded() == bytes, "seeded input \(bytes) decoded as \(message)")
             successes += 1
         } catch {
             _ = error.description
