@@ -20,7 +20,8 @@ struct EngineFixture {
         stopPolicy: StopPolicy = .afterChangesUploaded,
         random: @escaping @Sendable () -> Double = { 0 },
         faults: FaultInjectingTransport.Faults = .init(),
-        directory: TemporaryDirectory = TemporaryDirectory()
+        directory: TemporaryDirectory = TemporaryDirectory(),
+        timing: EngineTiming = EngineTiming()
     ) async throws {
         self.directory = directory
         if let server {
@@ -36,7 +37,8 @@ struct EngineFixture {
             timers: timers,
             connectionSharing: sharing,
             stopPolicy: stopPolicy,
-            random: random
+            random: random,
+            timing: timing
         )
         errors = Collected(app.errors)
     }

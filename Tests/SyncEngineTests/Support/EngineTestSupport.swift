@@ -46,7 +46,8 @@ func makeApp(
     timers: any StreamExecutor = TestExecutor(),
     connectionSharing: ConnectionSharing = .perUser,
     stopPolicy: StopPolicy = .afterChangesUploaded,
-    random: @escaping @Sendable () -> Double = { 0 }
+    random: @escaping @Sendable () -> Double = { 0 },
+    timing: EngineTiming = EngineTiming()
 ) -> SyncApp {
     SyncApp(
         configuration: .init(
@@ -55,11 +56,23 @@ func makeApp(
             transport: transport,
             connectionSharing: connectionSharing,
             stopPolicy: stopPolicy,
+            backoff: timing.backoff,
+            connectTimeout: timing.connectTimeout,
+            pingInterval: timing.pingInterval,
+            pongTimeout: timing.pongTimeout,
             timerExecutor: timers,
             callbackExecutor: ImmediateExecutor(),
             random: random
         )
     )
+}
+
+/// The engine's timing configuration, Realm's defaults unless changed.
+struct EngineTiming {
+    var backoff = ReconnectBackoff()
+    var connectTimeout: Duration = .seconds(120)
+    var pingInterval: Duration = .seconds(60)
+    var pongTimeout: Duration = .seconds(120)
 }
 
 /// Collects a stream's values for assertions.
