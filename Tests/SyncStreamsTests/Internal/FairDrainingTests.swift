@@ -1,0 +1,62 @@
+import Dispatch
+import Foundation
+import Testing
+
+@testable import SyncStreams
+
+/// A drain is bounded: nobody is held delivering someone else's values forever, and nothing is lost
+/// when a drain hands the rest on.
+@Suite struct FairDrainingTests {
+    @Test func aThreadThatSentOneValueIsNotHeldDeliveringAnotherThreadsFlood() {
+        let subject = PassthroughSubject<Int, Never>()
+        let floodStarted = DispatchSemaphore(value: 0)
+        let flooding = AtomicFlag()
+        let senderThread = LockedBox<ThreadID?>(nil)
+        let deliveredOnSender = AtomicCounter()
+        let received = LockedBox<[Int]>([])
+        let token = subject.subscribe { value in
+            if ThreadID.current == senderThread.value { deliveredOnSender.increment() }
+            received.mutate { $0.append(value) }
+            if value == 0 { _ = floodStarted.waitWithDeadline() }  // hold the drain until the flood runs
+        }
+        let flood = 100_000
+        let sender = startThread {
+            senderThread.value = ThreadID.current
+            subject.send(0)
+        }
+        let flooder = startThread {
+            floodStarted.signal()
+            flooding.set()
+            for value in 1...flood { subject.send(value) }
+        }
+        #expect(sender.waitWithDeadline(), "the sender's send() never returned")
+        #expect(flooder.waitWithDeadline())
+        // The sender's drain delivered its own value and at most a budget's worth of the flood.
+        #expect(deliveredOnSender.value <= 1 + DeliveryState<Int, Never>.inlineForeignBudget + 1)
+        #expect(eventually { received.value.count == flood + 1 }, "values were lost")
+        #expect(received.value == Array(0...flood), "values were reordered")
+        token.invalidate()
+    }
+
+    @Test func anExecutorJobDeliversWhatWasQueuedWhenItStartedThenSchedulesTheRest() {
+        let executor = TestExecutor()
+        let subject = PassthroughSubject<Int, Never>()
+        let received = LockedBox<[Int]>([])
+        let token = subject.observe(on: executor).subscribe { value in
+            received.mutate { $0.append(value) }
+            if value == 1 {
+                subject.send(4)  // queued while the job runs: for the next job
+                subject.send(5)
+            }
+        }
+        for value in 1...3 { subject.send(value) }
+        #expect(executor.pendingCount == 1)
+        executor.run(limit: 1)
+        #expect(received.value == [1, 2, 3], "the job delivered more than was queued when it started")
+        #expect(executor.pendingCount == 1, "the rest was not scheduled as a new job")
+        executor.run(limit: 1)
+        #expect(received.value == [1, 2, 3, 4, 5])
+        #expect(executor.pendingCount == 0)
+        token.invalidate()
+    }
+}

@@ -1,0 +1,44 @@
+import Testing
+
+@testable import SyncStreams
+
+/// The logic of one share connection without threads.
+@Suite struct ShareStateMachineTests {
+    @Test func keepsTheLastValuesForLateSubscribersAndHandsTheEvictedOneOut() {
+        var machine = ShareStateMachine<Int, MarbleError>(replayCount: 2)
+        let step1 = machine.join()
+        #expect(step1)
+        let step2 = machine.valueReceived(1)
+        #expect(step2.value == 1)
+        let step3 = machine.valueReceived(2)
+        #expect(step3.effect == nil)
+        let third = machine.valueReceived(3)
+        #expect(third.value == 3)
+        if case .discard(1)? = third.effect {} else { Issue.record("the evicted value is not handed out") }
+        #expect(machine.replayedValues == [2, 3])
+    }
+
+    @Test func theLastSubscriberLeavingEndsTheConnection() {
+        var machine = ShareStateMachine<Int, MarbleError>(replayCount: 0)
+        let step4 = machine.join()
+        let step5 = machine.join()
+        #expect(step4 && step5)
+        let step6 = machine.left()
+        #expect(step6 == nil)
+        if case .endUpstream? = machine.left() {} else { Issue.record("the upstream was not ended") }
+        #expect(machine.isOver)
+        let step7 = machine.join()
+        #expect(!step7, "joined an ended connection")
+    }
+
+    @Test func theCompletionEndsTheConnection() {
+        var machine = ShareStateMachine<Int, MarbleError>(replayCount: 1)
+        _ = machine.join()
+        let step8 = machine.completed(.failure(MarbleError()))
+        #expect(step8.completion == .failure(MarbleError()))
+        let step9 = machine.valueReceived(1)
+        #expect(step9.value == nil)
+        let step10 = machine.left()
+        #expect(step10 == nil, "an ended connection is ended again")
+    }
+}
