@@ -1,4 +1,5 @@
 import Foundation
+import SyncStorage
 import SyncWire
 
 extension SyncApp {
@@ -49,6 +50,9 @@ extension SyncApp {
         /// Where log events go, on the thread that logs them. `nil` (default): standard error, one line per
         /// event with a timestamp, the level and the category. `SyncApp.logs` streams them too.
         public var logger: (@Sendable (SyncLogEvent) -> Void)?
+        /// The system calls the local stores make (open, read, write, fsync, truncate, lock). Default: the
+        /// real ones. Tests inject failures (a failing fsync, an open that blocks) through it.
+        package var fileSystem: any FileSystem = SystemFileSystem()
 
         /// A configuration with Realm's defaults: connections shared per user, stop after changes are
         /// uploaded, backoff 1 s ×2 up to 5 min, connect timeout 120 s, ping every 60 s, pong timeout 120 s.

@@ -62,6 +62,22 @@ actor SessionEngine {
     /// The store's client file id (tests check that a deleted store comes back with a new one).
     var clientFileIDForTests: UInt64 { store.clientFileID }
 
+    /// How many records wait for the next fsync, and how many the fsync under way is making durable (tests
+    /// hold an fsync and watch writes gather behind it).
+    var pendingRecordCount: Int { pending.reduce(0) { $0 + $1.records.count } }
+    private(set) var committingRecordCount = 0
+
+    /// Every durable local changeset's bytes, read back from the file, in client-version order (tests
+    /// check what a reopened store holds).
+    func localChangesetsForTests() async throws(SyncError) -> [[UInt8]] {
+        try await store.file.read(store.local.map(\.location)).map { payload throws(SyncError) in
+            guard case .local(_, let data)? = try? Record(decoding: payload) else {
+                throw .storageFailure("not a local changeset record")
+            }
+            return data
+        }
+    }
+
     /// Whether a `waitForDownloads` call is suspended until the next binding.
     var isWaitingForBinding: Bool { !bindingWaiters.isEmpty }
 
@@ -426,11 +442,13 @@ actor SessionEngine {
             var locations: [RecordLocation] = []
             if !records.isEmpty {
                 let started = ContinuousClock.now
+                committingRecordCount = records.count
                 do {
                     locations = try await store.file.append(records.map { $0.encoded() })
                 } catch {
                     failure = error
                 }
+                committingRecordCount = 0
                 logger.log(
                     .debug, LogCategory.store,
                     "\(partition): committed \(records.count) records in \(ContinuousClock.now - started)")

@@ -57,16 +57,18 @@ final class LocalStore {
     /// Bytes of other clients' changesets downloaded.
     var downloadedBytes: Int { index.downloadedBytes }
 
-    /// Opens (or creates) the store at `path`, building the index off the cooperative pool.
+    /// Opens (or creates) the store at `path` (through `fileSystem`), building the index off the cooperative
+    /// pool.
     ///
     /// - Throws: `.storeInUse` when another app has it open, `.storeCorrupted` for damage that is not a
     ///   torn final write, `.storageFailure` when the file cannot be read or written.
     static func open(
         path: String,
+        fileSystem: any FileSystem = SystemFileSystem(),
         newClientFileID: @escaping @Sendable () -> UInt64
     ) async throws(SyncError) -> (store: LocalStore, synced: [SyncedEntry], discardedBytes: Int) {
         let builder = IndexBuilder(path: path)
-        let (file, discardedBytes) = try await StoreFile.open(path: path) { location, bytes in
+        let (file, discardedBytes) = try await StoreFile.open(path: path, fileSystem: fileSystem) { location, bytes in
             builder.add(location, bytes)
         }
         if let failure = builder.failure {

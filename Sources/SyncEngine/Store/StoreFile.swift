@@ -27,14 +27,15 @@ final class StoreFile: Sendable {
         self.reader = reader
     }
 
-    /// Opens (or creates) the store file at `path` on a queue of its own and calls `visit` there with each
-    /// intact record, in order, with its location. Nothing of the records is kept beyond `visit`. Returns the
+    /// Opens (or creates) the store file at `path` on a queue of its own, through `fileSystem`'s system
+    /// calls, and calls `visit` there with each intact record, in order, with its location. Nothing of the records is kept beyond `visit`. Returns the
     /// file and how many bytes of a torn final record were cut.
     ///
     /// - Throws: `.storeInUse` when another app holds the file's lock, `.storeCorrupted` for damage that is
     ///   not a torn final write, `.storageFailure` otherwise.
     static func open(
         path: String,
+        fileSystem: any FileSystem = SystemFileSystem(),
         visit: @escaping @Sendable (RecordLocation, [UInt8]) -> Void
     ) async throws(SyncError) -> (file: StoreFile, discardedBytes: Int) {
         let queue = BlockingQueue(label: "SyncEngine.store")
@@ -42,7 +43,9 @@ final class StoreFile: Sendable {
             let log: RecordLog
             let reader: RecordReader
             do throws(RecordLogError) {
-                log = try RecordLog(path: path) { location, payload in visit(location, Array(payload)) }
+                log = try RecordLog(path: path, fileSystem: fileSystem) { location, payload in
+                    visit(location, Array(payload))
+                }
                 reader = try log.makeReader()
             } catch {
                 throw SyncError(error, path: path)
