@@ -22,7 +22,7 @@ final class ControlledFileSystem: FileSystem {
     final class Gate: Sendable {
         private let semaphore = DispatchSemaphore(value: 0)
         private let blocked = Locked(false)
-        private let limit: DispatchTimeInterval = .seconds(120)
+        private let limit: DispatchTimeInterval = .seconds(300)
 
         var isBlocked: Bool { blocked.withLock { $0 } }
 
