@@ -122,10 +122,13 @@ struct StoreFilesTests {
         // More blocked opens than the cooperative pool has threads: opening on the pool would starve it.
         let blockedNames = (0...ProcessInfo.processInfo.activeProcessorCount).map { "blocked\($0)" }
         let gates = blockedNames.map { fileSystem.hold(.open, of: "\($0).synclog") }
+        defer { for gate in gates { gate.release() } }
         let opening = blockedNames.map { name in Task { try await user.openSession(partition: name) } }
         try await eventually("every blocked open waits in the file system") { gates.allSatisfy(\.isBlocked) }
 
-        let free = try await user.openSession(partition: "free")
+        let freeOpening = Task { try await user.openSession(partition: "free") }
+        try await eventually("the free session opened") { user.allSessions.count == 1 }
+        let free = try await freeOpening.value
         #expect(user.allSessions == [free])
         try await free.write(Data("while the others wait".utf8))
         try await free.wait(for: .upload)
