@@ -42,7 +42,7 @@ extension SyncApp {
         /// Upload bytes a session sends ahead of the server's acknowledgements. Default: 8 MiB.
         public var uploadWindowBytes: Int
         /// Bytes a session lets wait for its next fsync (writes and downloads together) before `write`
-        /// and the reading of further downloads wait. Default: 16 MiB.
+        /// and the reading of further downloads wait (one write always fits). Default: 8 MiB.
         public var pendingWriteBytes: Int
         /// How much the engine logs (see `SyncLogLevel`). Default: `.warn`. At `.off` logging costs one
         /// comparison per log point.
@@ -71,7 +71,7 @@ extension SyncApp {
             random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) },
             maximumChangesetBytes: Int = WireProtocol.maximumChangesetSize,
             uploadWindowBytes: Int = 8 << 20,
-            pendingWriteBytes: Int = 16 << 20,
+            pendingWriteBytes: Int = 8 << 20,
             logLevel: SyncLogLevel = .warn,
             logger: (@Sendable (SyncLogEvent) -> Void)? = nil
         ) {

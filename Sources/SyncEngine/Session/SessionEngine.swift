@@ -1,3 +1,4 @@
+import Foundation
 import SyncStorage
 import SyncStreams
 import SyncWire
@@ -331,7 +332,7 @@ actor SessionEngine {
                 bytes += entry.byteCount
             }
             let first = nextToSend
-            let payloads: [[UInt8]]
+            let payloads: [RecordPayload]
             do {
                 payloads = try await store.file.read(batch.map(\.location))
             } catch {
@@ -362,15 +363,17 @@ actor SessionEngine {
 
     /// Appends `data` durably, reports it to upload progress, and uploads it when bound. Writes issued
     /// while the file is busy share the next fsync (group commit); each returns once its own record is on
-    /// disk, and they are uploaded in client-version order. Waits first while the group-commit queue is full.
-    func write(_ data: [UInt8]) async throws(SyncError) {
+    /// disk, and they are uploaded in client-version order. Waits first while the group-commit queue is full;
+    /// only then are the bytes copied into the store's record, so writes that wait for room hold nothing
+    /// but the caller's `Data`.
+    func write(_ data: Data) async throws(SyncError) {
         try checkWritable()
         guard data.count <= limits.maximumChangesetBytes else {
             throw .changesetTooLarge(bytes: data.count, limit: limits.maximumChangesetBytes)
         }
         await waitForRoom()
         try checkWritable()
-        try await commit(PendingWrite(records: [store.recordLocal(data)], remainingBytes: nil))
+        try await commit(PendingWrite(records: [store.recordLocal(Array(data))], remainingBytes: nil))
     }
 
     private func checkWritable() throws(SyncError) {
@@ -444,7 +447,7 @@ actor SessionEngine {
                 let started = ContinuousClock.now
                 committingRecordCount = records.count
                 do {
-                    locations = try await store.file.append(records.map { $0.encoded() })
+                    locations = try await store.file.append(records.map(\.payload))
                 } catch {
                     failure = error
                 }

@@ -210,7 +210,7 @@ public final class SyncSession: Sendable, Hashable, CustomStringConvertible {
     ///   after the app closed; `.storageFailure` if the local store cannot be written (the session then
     ///   becomes invalid).
     public func write(_ data: Data) async throws(SyncError) {
-        try await engine.write(Array(data))
+        try await engine.write(data)
     }
 
     /// Every changeset of the partition the server has ordered, in server-version order: first those

@@ -56,7 +56,7 @@ final class StoreFile: Sendable {
     }
 
     /// Appends `records` durably (one fsync) and returns their locations.
-    func append(_ records: [[UInt8]]) async throws(SyncError) -> [RecordLocation] {
+    func append(_ records: [RecordPayload]) async throws(SyncError) -> [RecordLocation] {
         try await queue.run { [log, path] () throws(SyncError) -> [RecordLocation] in
             guard let file = log.log else { throw .storageFailure("the local store \(path) is closed") }
             do throws(RecordLogError) {
@@ -67,17 +67,19 @@ final class StoreFile: Sendable {
         }
     }
 
-    /// Reads the records at `locations`, off the cooperative pool.
-    func read(_ locations: [RecordLocation]) async throws(SyncError) -> [[UInt8]] {
-        try await Self.readQueue.run { [self] () throws(SyncError) -> [[UInt8]] in
+    /// Reads the records at `locations`, off the cooperative pool, each split after
+    /// `Record.changesetPrefixLength` bytes (a changeset's bytes in an array of their own).
+    func read(_ locations: [RecordLocation]) async throws(SyncError) -> [RecordPayload] {
+        try await Self.readQueue.run { [self] () throws(SyncError) -> [RecordPayload] in
             try locations.map { location throws(SyncError) in try readBlocking(location) }
         }
     }
 
-    /// Reads the record at `location` on the calling thread (which must not be the cooperative pool's).
-    func readBlocking(_ location: RecordLocation) throws(SyncError) -> [UInt8] {
+    /// Reads the record at `location` on the calling thread (which must not be the cooperative pool's),
+    /// split as `read(_:)` does.
+    func readBlocking(_ location: RecordLocation) throws(SyncError) -> RecordPayload {
         do throws(RecordLogError) {
-            return try reader.read(location)
+            return try reader.read(location, prefixLength: Record.changesetPrefixLength)
         } catch {
             throw SyncError(error, path: path)
         }

@@ -134,7 +134,7 @@ public final class FilePartitionStore: PartitionStore {
                 do throws(RecordLogError) { payload = try reader.read(location) } catch {
                     throw .storage(partition: partitionName, error)
                 }
-                guard let changeset = ChangesetRecord.decode(payload) else {
+                guard let changeset = ChangesetRecord.decode(consume payload) else {
                     throw .malformedRecord(partition: partitionName, offset: location.offset)
                 }
                 changesets.append(changeset)

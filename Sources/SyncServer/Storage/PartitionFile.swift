@@ -78,7 +78,7 @@ final class PartitionFile: @unchecked Sendable {
 
     /// Appends `changesets` durably, then indexes them.
     func append(_ changesets: [StoredChangeset]) async throws(FilePartitionStoreError) {
-        let records = changesets.map(ChangesetRecord.encode)
+        let records = changesets.map(ChangesetRecord.encodedPayload)
         let summaries = changesets.map(\.summary)
         try await queue.run { [self] () throws(FilePartitionStoreError) in
             let locations: [RecordLocation]
