@@ -29,10 +29,13 @@ public enum RecordFormat {
     /// Bytes in front of each record's payload.
     public static let recordHeaderSize = 13
 
-    /// The 13-byte header of a record with `payload`.
-    static func recordHeader(for payload: UnsafeRawBufferPointer) -> [UInt8] {
-        let length = UInt32(payload.count)
-        let checksum = checksum(length: length, payload: payload)
+    /// The 13-byte header of a record whose payload is `prefix` followed by `body`.
+    static func recordHeader(prefix: UnsafeRawBufferPointer, body: UnsafeRawBufferPointer) -> [UInt8] {
+        let length = UInt32(prefix.count + body.count)
+        return recordHeader(length: length, checksum: checksum(length: length, parts: prefix, body))
+    }
+
+    private static func recordHeader(length: UInt32, checksum: UInt32) -> [UInt8] {
         var header = [UInt8](repeating: 0, count: recordHeaderSize)
         header[0] = marker
         store(length, in: &header, at: 1)
@@ -45,6 +48,14 @@ public enum RecordFormat {
     static func checksum(length: UInt32, payload: UnsafeRawBufferPointer) -> UInt32 {
         let running = withUnsafeBytes(of: length.littleEndian) { CRC32.update(CRC32.start, $0) }
         return CRC32.finish(CRC32.update(running, payload))
+    }
+
+    /// CRC-32 of the length's little-endian bytes followed by a payload given in two parts.
+    static func checksum(
+        length: UInt32, parts first: UnsafeRawBufferPointer, _ second: UnsafeRawBufferPointer
+    ) -> UInt32 {
+        let running = withUnsafeBytes(of: length.littleEndian) { CRC32.update(CRC32.start, $0) }
+        return CRC32.finish(CRC32.update(CRC32.update(running, first), second))
     }
 
     /// CRC-32 of the marker, the length and the checksum.

@@ -93,17 +93,35 @@ public final class RecordLog {
     /// The file's current length in bytes: 8 for an empty log; each record adds 13 plus its payload.
     public var byteCount: UInt64 { length }
 
-    /// Appends `records`, in order, durably: all of them are written (in one `pwrite` when the system
-    /// takes them at once), then the file is fsynced once. Returns their locations.
+    /// Appends `records`, in order, durably: all of them are written, then the file is fsynced once.
+    /// Returns their locations. The same as `append(_:)` with each record as a `RecordPayload` body.
+    @discardableResult
+    public func append(_ records: [[UInt8]]) throws(RecordLogError) -> [RecordLocation] {
+        try append(records.map { RecordPayload(body: $0) })
+    }
+
+    /// Bodies at least this large are written from their own storage rather than copied into the
+    /// staging buffer with the small parts around them.
+    static let directWriteThreshold = 64 * 1024
+    /// The most bytes of small parts (record headers, prefixes, small bodies) gathered before a write.
+    static let stagingCapacity = 256 * 1024
+
+    /// Appends `records`, in order, durably: all of them are written, then the file is fsynced once.
+    /// Returns their locations.
     ///
-    /// An empty array does nothing. If any record exceeds `maximumRecordSize`, nothing is written. If the
+    /// Nothing is copied into one buffer for the whole batch: record headers, prefixes and small bodies
+    /// are gathered in a staging buffer of at most `stagingCapacity` bytes, and a body of
+    /// `directWriteThreshold` bytes or more is written from its own storage (so appending costs a small,
+    /// bounded buffer, whatever the batch's size). A batch of small records is one `pwrite`.
+    ///
+    /// An empty array does nothing. If any record exceeds `maximumRecordSize`, nothing is written. If a
     /// write fails, the file is cut back to its previous length and none of `records` counts as appended
     /// (if the cut fails too, the log is poisoned). If the fsync fails, the records are cut back (as far as
     /// the system allows) and the log is poisoned.
     ///
     /// - Throws: `.closed`, `.poisoned`, `.recordTooLarge`, `.writeFailed`, `.syncFailed`.
     @discardableResult
-    public func append(_ records: [[UInt8]]) throws(RecordLogError) -> [RecordLocation] {
+    public func append(_ records: [RecordPayload]) throws(RecordLogError) -> [RecordLocation] {
         guard descriptor >= 0 else { throw .closed }
         if let poison { throw .poisoned(path: path, errno: poison) }
         var total = 0
@@ -115,25 +133,34 @@ public final class RecordLog {
         }
         guard total > 0 else { return [] }
 
-        var buffer: [UInt8] = []
-        buffer.reserveCapacity(total)
+        let previousLength = length
         var locations: [RecordLocation] = []
         locations.reserveCapacity(records.count)
-        var offset = length
-        for record in records {
-            record.withUnsafeBytes { buffer.append(contentsOf: RecordFormat.recordHeader(for: $0)) }
-            buffer.append(contentsOf: record)
+        var writer = GatheringWriter(
+            fileSystem: fileSystem, descriptor: descriptor, offset: Int64(previousLength),
+            capacity: min(total, Self.stagingCapacity))
+        var offset = previousLength
+        var failure: FileSystemError?
+        for record in records where failure == nil {
+            let header = record.prefix.withUnsafeBytes { prefix in
+                record.body.withUnsafeBytes { body in RecordFormat.recordHeader(prefix: prefix, body: body) }
+            }
+            failure = writer.stage(header) ?? writer.stage(record.prefix)
+            if failure == nil {
+                failure =
+                    record.body.count >= Self.directWriteThreshold
+                    ? writer.writeDirectly(record.body) : writer.stage(record.body)
+            }
             let location = RecordLocation(offset: offset, length: UInt32(record.count))
             locations.append(location)
             offset = location.end
         }
-
-        let previousLength = length
-        if let error = buffer.withUnsafeBytes({ fileSystem.writeAll(descriptor, $0, at: Int64(previousLength)) }) {
+        if failure == nil { failure = writer.flush() }
+        if let failure {
             if let cut = fileSystem.truncate(descriptor, to: Int64(previousLength)) {
                 poison = cut.code
             }
-            throw .writeFailed(path: path, errno: error.code)
+            throw .writeFailed(path: path, errno: failure.code)
         }
         if let error = fileSystem.sync(descriptor) {
             // What reached the disk is unknown: cut the records off (best effort, so that a reopen does not
@@ -149,7 +176,7 @@ public final class RecordLog {
     /// Appends one record durably; the same as `append([record])`.
     @discardableResult
     public func append(_ record: [UInt8]) throws(RecordLogError) -> RecordLocation {
-        try append([record])[0]
+        try append([RecordPayload(body: record)])[0]
     }
 
     /// The payload of the record at `location`, checked against its checksum.
@@ -157,11 +184,21 @@ public final class RecordLog {
     /// - Throws: `.closed`, `.badLocation` when `location` is not an intact record of this log (beyond its
     ///   end, not at a record's start, or damaged since it was written), `.readFailed`.
     public func read(_ location: RecordLocation) throws(RecordLogError) -> [UInt8] {
+        try read(location, prefixLength: 0).body
+    }
+
+    /// The payload of the record at `location` in two parts: its first `prefixLength` bytes (fewer when
+    /// the payload is shorter) and the rest, each read into an array of its own, checked against the
+    /// record's checksum.
+    ///
+    /// - Throws: as `read(_:)`.
+    public func read(_ location: RecordLocation, prefixLength: Int) throws(RecordLogError) -> RecordPayload {
         guard descriptor >= 0 else { throw .closed }
         guard location.offset >= UInt64(RecordFormat.fileHeaderSize), location.end <= length else {
             throw .badLocation(path: path, offset: location.offset)
         }
-        return try RecordReader.read(location, from: descriptor, fileSystem: fileSystem, path: path)
+        return try RecordReader.read(
+            location, prefixLength: prefixLength, from: descriptor, fileSystem: fileSystem, path: path)
     }
 
     /// A reader of this log's records by location, with a descriptor of its own, usable from any thread
@@ -181,3 +218,46 @@ public final class RecordLog {
 /// Deliberately not `Sendable`: see the type's documentation.
 @available(*, unavailable)
 extension RecordLog: Sendable {}
+
+/// Writes a batch's parts at consecutive offsets: small parts gathered in a staging buffer, large ones
+/// written from their own storage once what is staged before them is written.
+private struct GatheringWriter {
+    let fileSystem: any FileSystem
+    let descriptor: Int32
+    /// Where the next byte written (staged or direct) goes.
+    private var offset: Int64
+    private var staging: [UInt8] = []
+    private let capacity: Int
+
+    init(fileSystem: any FileSystem, descriptor: Int32, offset: Int64, capacity: Int) {
+        self.fileSystem = fileSystem
+        self.descriptor = descriptor
+        self.offset = offset
+        self.capacity = capacity
+        staging.reserveCapacity(capacity)
+    }
+
+    /// Adds `bytes` to the staging buffer, writing it first if they would not fit.
+    mutating func stage(_ bytes: [UInt8]) -> FileSystemError? {
+        if !staging.isEmpty, staging.count + bytes.count > capacity, let error = flush() { return error }
+        staging.append(contentsOf: bytes)
+        return staging.count >= capacity ? flush() : nil
+    }
+
+    /// Writes what is staged, then `bytes` from their own storage.
+    mutating func writeDirectly(_ bytes: [UInt8]) -> FileSystemError? {
+        if let error = flush() { return error }
+        if let error = bytes.withUnsafeBytes({ fileSystem.writeAll(descriptor, $0, at: offset) }) { return error }
+        offset += Int64(bytes.count)
+        return nil
+    }
+
+    /// Writes what is staged.
+    mutating func flush() -> FileSystemError? {
+        guard !staging.isEmpty else { return nil }
+        if let error = staging.withUnsafeBytes({ fileSystem.writeAll(descriptor, $0, at: offset) }) { return error }
+        offset += Int64(staging.count)
+        staging.removeAll(keepingCapacity: true)
+        return nil
+    }
+}

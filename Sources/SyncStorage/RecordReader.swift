@@ -30,12 +30,21 @@ public final class RecordReader: Sendable {
     ///
     /// - Throws: `.closed` after `close()`, `.badLocation`, `.readFailed`.
     public func read(_ location: RecordLocation) throws(RecordLogError) -> [UInt8] {
+        try read(location, prefixLength: 0).body
+    }
+
+    /// The payload of the record at `location` in two parts, each read into an array of its own: its first
+    /// `prefixLength` bytes (fewer when the payload is shorter) and the rest, so a large body is never
+    /// copied out of a buffer that holds the record's header too.
+    ///
+    /// - Throws: `.closed` after `close()`, `.badLocation`, `.readFailed`.
+    public func read(_ location: RecordLocation, prefixLength: Int) throws(RecordLogError) -> RecordPayload {
         let descriptor = descriptor.withLock { $0 }
         guard descriptor >= 0 else { throw .closed }
         guard location.offset >= UInt64(RecordFormat.fileHeaderSize) else {
             throw .badLocation(path: path, offset: location.offset)
         }
-        return try Self.read(location, from: descriptor, fileSystem: fileSystem, path: path)
+        return try Self.read(location, prefixLength: prefixLength, from: descriptor, fileSystem: fileSystem, path: path)
     }
 
     /// Closes the descriptor; later reads throw `.closed`. Idempotent.
@@ -47,38 +56,81 @@ public final class RecordReader: Sendable {
         if closing >= 0 { fileSystem.close(closing) }
     }
 
-    /// Reads and checks the record at `location` through `descriptor`.
+    /// Records up to this size are read with one `pread` and split; larger ones read their body into its
+    /// own array with a second.
+    static let singleReadLimit = 64 * 1024
+
+    /// Reads and checks the record at `location` through `descriptor`, split after `prefixLength` bytes of
+    /// its payload.
     static func read(
         _ location: RecordLocation,
+        prefixLength: Int,
         from descriptor: Int32,
         fileSystem: any FileSystem,
         path: String
-    ) throws(RecordLogError) -> [UInt8] {
+    ) throws(RecordLogError) -> RecordPayload {
         guard let length = Int(exactly: location.length), length <= RecordLog.maximumRecordSize,
             let offset = Int64(exactly: location.offset)
         else { throw .badLocation(path: path, offset: location.offset) }
-        let total = RecordFormat.recordHeaderSize + length
-        var bytes = [UInt8](repeating: 0, count: total)
-        var filled = 0
-        while filled < total {
-            let result = bytes.withUnsafeMutableBytes { buffer in
-                fileSystem.read(
-                    descriptor, into: UnsafeMutableRawBufferPointer(rebasing: buffer[filled...]),
-                    at: offset + Int64(filled))
-            }
-            switch result {
-            case .failure(let error): throw .readFailed(path: path, errno: error.code)
-            case .success(0): throw .badLocation(path: path, offset: location.offset)
-            case .success(let count): filled += count
-            }
+        let prefixCount = min(max(prefixLength, 0), length)
+        let headerSize = RecordFormat.recordHeaderSize
+        let read = PartReader(location: location, descriptor: descriptor, fileSystem: fileSystem, path: path)
+
+        let head: [UInt8]
+        let prefix: [UInt8]
+        let body: [UInt8]
+        if headerSize + length <= singleReadLimit {
+            let bytes = try read.bytes(count: headerSize + length, at: offset)
+            head = Array(bytes[0..<headerSize])
+            prefix = Array(bytes[headerSize..<(headerSize + prefixCount)])
+            body = Array(bytes[(headerSize + prefixCount)...])
+        } else {
+            let front = try read.bytes(count: headerSize + prefixCount, at: offset)
+            head = Array(front[0..<headerSize])
+            prefix = Array(front[headerSize...])
+            body = try read.bytes(count: length - prefixCount, at: offset + Int64(headerSize + prefixCount))
         }
-        let intact = bytes.withUnsafeBytes { buffer -> Bool in
-            guard let (headerLength, checksum) = RecordFormat.parseHeader(buffer), headerLength == location.length
+        let intact = head.withUnsafeBytes { header -> Bool in
+            guard let (headerLength, checksum) = RecordFormat.parseHeader(header), headerLength == location.length
             else { return false }
-            let payload = UnsafeRawBufferPointer(rebasing: buffer[RecordFormat.recordHeaderSize...])
-            return RecordFormat.checksum(length: headerLength, payload: payload) == checksum
+            return prefix.withUnsafeBytes { prefix in
+                body.withUnsafeBytes { body in
+                    RecordFormat.checksum(length: headerLength, parts: prefix, body) == checksum
+                }
+            }
         }
         guard intact else { throw .badLocation(path: path, offset: location.offset) }
-        return Array(bytes[RecordFormat.recordHeaderSize...])
+        return RecordPayload(prefix: prefix, body: body)
+    }
+}
+
+/// Reads exact byte counts of one record, continuing after short reads.
+private struct PartReader {
+    let location: RecordLocation
+    let descriptor: Int32
+    let fileSystem: any FileSystem
+    let path: String
+
+    /// `count` bytes at `offset`, in an array of exactly that size.
+    func bytes(count: Int, at offset: Int64) throws(RecordLogError) -> [UInt8] {
+        var failure: RecordLogError?
+        let bytes = [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
+            var filled = 0
+            while filled < count {
+                let target = UnsafeMutableRawBufferPointer(rebasing: UnsafeMutableRawBufferPointer(buffer)[filled...])
+                switch fileSystem.read(descriptor, into: target, at: offset + Int64(filled)) {
+                case .failure(let error):
+                    failure = .readFailed(path: path, errno: error.code)
+                case .success(0):
+                    failure = .badLocation(path: path, offset: location.offset)
+                case .success(let read):
+                    filled += read
+                }
+                if failure != nil { break }
+            }
+            initialized = failure == nil ? count : 0
+        }
+        if let failure { throw failure }
+        return bytes
     }
 }

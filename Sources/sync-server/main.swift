@@ -31,7 +31,11 @@ if let path = options.apiKeysFile {
     do { authentication = .apiKeys(try APIKeysFile.load(path: path)) } catch { fail("\(error)", status: 1) }
 }
 let store: FilePartitionStore
-do { store = try FilePartitionStore(directory: options.dataDirectory!) } catch { fail("\(error)", status: 1) }
+do {
+    store = try FilePartitionStore(directory: options.dataDirectory!, logLevel: options.logLevel)
+} catch {
+    fail("\(error)", status: 1)
+}
 
 let configuration = SyncServer.Configuration(
     store: store, authentication: authentication, maximumMessageBytes: options.maximumMessageBytes,

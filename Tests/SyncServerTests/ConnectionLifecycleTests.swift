@@ -2,7 +2,7 @@ import SyncServer
 import SyncWire
 import Testing
 
-@Suite("Connection lifecycle")
+@Suite("Connection lifecycle", .timeLimit(.minutes(1)))
 struct ConnectionLifecycleTests {
     private let lost = SyncTransportError.connectionLost("the server closed the connection")
 

@@ -1,10 +1,11 @@
 import Foundation
 import SyncStorage
+import SyncWire
 import Testing
 
 @testable import SyncServer
 
-@Suite struct FilePartitionStoreTests {
+@Suite(.timeLimit(.minutes(1))) struct FilePartitionStoreTests {
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("FilePartitionStoreTests-\(UUID())")
         .path
 
@@ -55,7 +56,9 @@ import Testing
         try await FilePartitionStore(directory: directory).close()
     }
 
-    @Test("a torn final record (a crash mid-append) is cut at reopen; the acknowledged ones remain")
+    @Test(
+        "a torn final record (a crash mid-append) is cut at reopen, logged with its partition and bytes; the rest remain"
+    )
     func tornTail() async throws {
         defer { try? FileManager.default.removeItem(atPath: directory) }
         do {
@@ -70,8 +73,14 @@ import Testing
         handle.seekToEndOfFile()
         handle.write(Data([0xA5, 40, 0, 0, 0, 1, 2, 3]))  // a record header cut short
         handle.closeFile()
-        let store = try FilePartitionStore(directory: directory)
+        let events = LoggedEvents()
+        let store = try FilePartitionStore(directory: directory, logger: events.append)
         #expect(try await store.summaries(of: "p").map(\.serverVersion) == [1, 2])
+        let logged = events.all
+        #expect(logged.count == 1, "\(logged)")
+        #expect(logged.first?.level == .warn)
+        #expect(logged.first?.category == "sync.server.storage")
+        #expect(logged.first?.message.contains("partition p: cut 8 bytes") == true, "\(logged)")
         try await store.append([changeset(3)], to: "p")
         #expect(try await store.read(1...3, of: "p") == [changeset(1), changeset(2), changeset(3)])
         await store.close()
@@ -100,4 +109,15 @@ import Testing
         #expect(try await store.summaries(of: "good").count == 1)
         await store.close()
     }
+}
+
+/// Log events collected from any thread.
+final class LoggedEvents: @unchecked Sendable {
+    // @unchecked Sendable: `events` is only touched under `lock`.
+    private let lock = NSLock()
+    private var events: [SyncLogEvent] = []
+
+    var all: [SyncLogEvent] { lock.withLock { events } }
+
+    @Sendable func append(_ event: SyncLogEvent) { lock.withLock { events.append(event) } }
 }

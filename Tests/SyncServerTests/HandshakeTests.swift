@@ -2,7 +2,7 @@ import SyncServer
 import SyncWire
 import Testing
 
-@Suite("Handshake")
+@Suite("Handshake", .timeLimit(.minutes(1)))
 struct HandshakeTests {
     @Test func helloIsWelcomed() async throws {
         let server = try await SyncServer.embedded()

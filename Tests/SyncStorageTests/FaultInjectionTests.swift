@@ -7,8 +7,11 @@ import Testing
 /// The real file system, with failures injected into chosen calls.
 final class FaultyFileSystem: FileSystem {
     struct Faults: Sendable {
-        /// The next writes fail with this errno (one per entry).
-        var writeErrors: [Int32] = []
+        /// The next writes, one per entry: `nil` lets that write through (subject to `shortWrites`), a code
+        /// fails it with that errno.
+        var writeErrors: [Int32?] = []
+        /// Bytes the writes let through have put in the file.
+        var bytesWritten = 0
         /// Writes take at most this many bytes per call (short writes).
         var shortWrites: Int?
         /// The next fsyncs fail with this errno.
@@ -43,7 +46,9 @@ final class FaultyFileSystem: FileSystem {
         }
         if let error { return .failure(FileSystemError(error)) }
         let count = min(buffer.count, limit ?? buffer.count)
-        return real.write(descriptor, UnsafeRawBufferPointer(rebasing: buffer[0..<count]), at: offset)
+        let result = real.write(descriptor, UnsafeRawBufferPointer(rebasing: buffer[0..<count]), at: offset)
+        if case .success(let written) = result { faults.withLock { $0.bytesWritten += written } }
+        return result
     }
 
     func sync(_ descriptor: Int32) -> FileSystemError? {
@@ -67,29 +72,37 @@ final class FaultyFileSystem: FileSystem {
     func close(_ descriptor: Int32) { real.close(descriptor) }
 }
 
-@Suite struct FaultInjectionTests {
+@Suite("Fault injection", .timeLimit(.minutes(1)))
+struct FaultInjectionTests {
     let directory = TemporaryDirectory()
     var path: String { directory.file("log") }
 
     @Test(
-        "a full disk (ENOSPC) or an I/O error on write: a typed error, the file cut back, later appends work",
+        "a full disk (ENOSPC) or an I/O error after a short write: a typed error, the file cut back, later appends work",
         arguments: [ENOSPC, EIO])
     func writeFailure(code: Int32) throws {
         let fileSystem = FaultyFileSystem()
         let log = try RecordLog(path: path, fileSystem: fileSystem)
         try log.append([1])
         let length = RawFile.read(path).count
-        fileSystem.faults.withLock { $0.shortWrites = 5 }
-        fileSystem.faults.withLock { $0.writeErrors = [0, code].filter { $0 != 0 } }
+        // The first write puts 5 bytes of the batch on disk, the second fails.
+        fileSystem.faults.withLock {
+            $0.shortWrites = 5
+            $0.writeErrors = [nil, code]
+            $0.bytesWritten = 0
+        }
         #expect(throws: RecordLogError.writeFailed(path: path, errno: code)) {
             try log.append([[2, 2, 2, 2, 2, 2, 2], [3]])
         }
-        #expect(RawFile.read(path).count == length)
+        #expect(fileSystem.faults.withLock { $0.bytesWritten } == 5)  // a torn record did reach the file…
+        #expect(RawFile.read(path).count == length)  // …and was cut off
         #expect(log.byteCount == UInt64(length))
         fileSystem.faults.withLock { $0 = .init() }
         try log.append([4])
         log.close()
-        #expect(try openLog(path).1 == [[1], [4]])
+        let (reopened, records) = try openLog(path)
+        #expect(records == [[1], [4]])
+        #expect(reopened.recovery.truncatedBytes == 0)
     }
 
     @Test("short writes are continued until the whole batch is written")
@@ -118,20 +131,28 @@ final class FaultyFileSystem: FileSystem {
         #expect(try openLog(path).1 == [[1]])
     }
 
-    @Test("a failed truncate after a failed write poisons the log too")
+    @Test("a failed truncate after a failed write poisons the log too; the next open cuts the torn bytes")
     func truncateFailurePoisons() throws {
         let fileSystem = FaultyFileSystem()
         let log = try RecordLog(path: path, fileSystem: fileSystem)
+        try log.append([9])
+        let length = RawFile.read(path).count
+        // 4 bytes reach the file, the next write fails, and cutting them off fails too.
         fileSystem.faults.withLock {
             $0.shortWrites = 4
-            $0.writeErrors = []
-        }
-        fileSystem.faults.withLock {
-            $0.writeErrors = [ENOSPC]; $0.truncateErrors = [EIO]
+            $0.writeErrors = [nil, ENOSPC]
+            $0.truncateErrors = [EIO]
         }
         #expect(throws: RecordLogError.writeFailed(path: path, errno: ENOSPC)) { try log.append([1, 2, 3]) }
+        #expect(RawFile.read(path).count == length + 4)  // the torn bytes stayed
         fileSystem.faults.withLock { $0 = .init() }
         #expect(throws: RecordLogError.poisoned(path: path, errno: EIO)) { try log.append([4]) }
+        #expect(RawFile.read(path).count == length + 4)  // nothing was appended after them
+        log.close()
+        let (reopened, records) = try openLog(path)
+        #expect(records == [[9]])
+        #expect(reopened.recovery.truncatedBytes == 4)
+        #expect(RawFile.read(path).count == length)
     }
 
     @Test("a failed truncate of a torn tail at open is an error, not ignored")

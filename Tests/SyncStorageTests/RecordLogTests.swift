@@ -52,6 +52,40 @@ func openLog(_ path: String, fileSystem: any FileSystem = SystemFileSystem()) th
         #expect(reopened.recovery.recordCount == 4)
     }
 
+    @Test(
+        "records given as prefix and body are stored byte for byte as one array would be, small and large bodies mixed",
+        arguments: [nil, 5000])
+    func recordsInTwoParts(shortWrites: Int?) throws {
+        let large = (0..<(RecordLog.directWriteThreshold + 3)).map { UInt8(truncatingIfNeeded: $0 &* 7) }
+        let huge = Array(repeating: UInt8(0x5A), count: RecordLog.stagingCapacity + 1)
+        let records = [
+            RecordPayload(prefix: [1, 2], body: [3]),
+            RecordPayload(prefix: [], body: []),
+            RecordPayload(prefix: [9, 9, 9], body: large),
+            RecordPayload(prefix: [4], body: Array(repeating: 6, count: 100)),
+            RecordPayload(prefix: [], body: huge),
+            RecordPayload(prefix: [8], body: []),
+        ]
+        let fileSystem = FaultyFileSystem()
+        fileSystem.faults.withLock { $0.shortWrites = shortWrites }
+        let log = try RecordLog(path: path, fileSystem: fileSystem)
+        let locations = try log.append(records)
+        #expect(RawFile.read(path) == RawFile.header + records.map(\.bytes).flatMap(RawFile.record))
+        // Read back whole, or split at any prefix length: the same bytes, checked.
+        for (location, record) in zip(locations, records) {
+            #expect(try log.read(location) == record.bytes)
+            for prefixLength in [0, 1, 3, 200_000] {
+                let split = try log.read(location, prefixLength: prefixLength)
+                #expect(split.bytes == record.bytes)
+                #expect(split.prefix.count == min(prefixLength, record.count))
+            }
+            let reader = try log.makeReader()
+            #expect(try reader.read(location, prefixLength: record.prefix.count) == record)
+        }
+        log.close()
+        #expect(try openLog(path).1 == records.map(\.bytes))
+    }
+
     @Test("many records survive several reopens (seeded)", arguments: [UInt64(0xC0FFEE)])
     func manyRecordsSurviveSeveralReopens(seed: UInt64) throws {
         var generator = SplitMix64(seed: seed)

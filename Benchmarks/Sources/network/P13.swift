@@ -4,7 +4,8 @@ import SyncEngine
 import SyncServer
 
 /// P13: memory is bounded by what is in flight, not by history. Two apps sync `megabytes` MB (1 MiB
-/// changesets) through a server with a file store while a sampler records peak RSS; then a fresh app
+/// changesets) through a server with a file store, the reader's app subscribed to `changesets` (each read
+/// back from its store file), while a sampler records peak RSS; then a fresh app
 /// opens the reader's store (now `megabytes` MB on disk) and the RSS it costs is compared with opening an
 /// empty store.
 enum P13 {
@@ -33,6 +34,15 @@ enum P13 {
                 configuration: .init(
                     server: server.endpoint, directory: root.appendingPathComponent("r"), logLevel: .off))
             let reader = try await readerApp.login(.anonymous).openSession(partition: "p13")
+            // The reader's app watches every changeset as it arrives: each is read back from its store file
+            // (the replay path) on the session's callback queue.
+            let delivered = Locked((count: 0, bytes: 0))
+            let watching = reader.changesets.subscribe { changeset in
+                delivered.withLock {
+                    $0.count += 1
+                    $0.bytes += changeset.data.count
+                }
+            }
             let payload = Data(repeating: 0x3C, count: 1 << 20)
             let clock = ContinuousClock()
             let began = clock.now
@@ -45,11 +55,21 @@ enum P13 {
             }
             try await writer.wait(for: .upload)
             try await reader.wait(for: .download)
+            let deadline = ContinuousClock.now + .seconds(300)
+            while delivered.withLock({ $0.count }) < megabytes, ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            watching.invalidate()
+            let seen = delivered.withLock { $0 }
+            guard seen.count == megabytes, seen.bytes == megabytes << 20 else {
+                throw P13Failure(
+                    description: "the reader's changesets delivered \(seen.count) changesets, \(seen.bytes) bytes")
+            }
             let seconds = Double(milliseconds(clock.now - began)) / 1000
             sampling.withLock { $0 = false }
             let syncPeak = peak.withLock { $0 }
             print(
-                "  synced \(megabytes) MiB in \(format(seconds)) s; RSS \(start >> 20) MiB at start, peak \(syncPeak >> 20) MiB while syncing (target < 100 MB)"
+                "  synced \(megabytes) MiB in \(format(seconds)) s (the reader's changesets subscriber got all of them); RSS \(start >> 20) MiB at start, peak \(syncPeak >> 20) MiB while syncing (target < 100 MB)"
             )
             try await readerApp.close()
             try await writerApp.close()
@@ -78,4 +98,8 @@ enum P13 {
         try await app.close()
         return max(0, after - before)
     }
+}
+
+struct P13Failure: Error, CustomStringConvertible {
+    let description: String
 }

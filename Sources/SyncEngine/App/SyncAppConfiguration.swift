@@ -1,4 +1,5 @@
 import Foundation
+import SyncStorage
 import SyncWire
 
 extension SyncApp {
@@ -41,7 +42,7 @@ extension SyncApp {
         /// Upload bytes a session sends ahead of the server's acknowledgements. Default: 8 MiB.
         public var uploadWindowBytes: Int
         /// Bytes a session lets wait for its next fsync (writes and downloads together) before `write`
-        /// and the reading of further downloads wait. Default: 16 MiB.
+        /// and the reading of further downloads wait (one write always fits). Default: 8 MiB.
         public var pendingWriteBytes: Int
         /// How much the engine logs (see `SyncLogLevel`). Default: `.warn`. At `.off` logging costs one
         /// comparison per log point.
@@ -49,6 +50,9 @@ extension SyncApp {
         /// Where log events go, on the thread that logs them. `nil` (default): standard error, one line per
         /// event with a timestamp, the level and the category. `SyncApp.logs` streams them too.
         public var logger: (@Sendable (SyncLogEvent) -> Void)?
+        /// The system calls the local stores make (open, read, write, fsync, truncate, lock). Default: the
+        /// real ones. Tests inject failures (a failing fsync, an open that blocks) through it.
+        package var fileSystem: any FileSystem = SystemFileSystem()
 
         /// A configuration with Realm's defaults: connections shared per user, stop after changes are
         /// uploaded, backoff 1 s ×2 up to 5 min, connect timeout 120 s, ping every 60 s, pong timeout 120 s.
@@ -67,7 +71,7 @@ extension SyncApp {
             random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) },
             maximumChangesetBytes: Int = WireProtocol.maximumChangesetSize,
             uploadWindowBytes: Int = 8 << 20,
-            pendingWriteBytes: Int = 16 << 20,
+            pendingWriteBytes: Int = 8 << 20,
             logLevel: SyncLogLevel = .warn,
             logger: (@Sendable (SyncLogEvent) -> Void)? = nil
         ) {

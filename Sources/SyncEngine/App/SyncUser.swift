@@ -245,7 +245,7 @@ public final class SyncUser: Sendable, Hashable {
     private func makeSession(partition: String) async throws(SyncError) -> SyncSession {
         let path = directory.appendingPathComponent(Self.fileName(for: partition)).path
         let (store, synced, discardedBytes) = try await LocalStore.open(
-            path: path, newClientFileID: { UInt64.random(in: 1...UInt64.max) })
+            path: path, fileSystem: configuration.fileSystem, newClientFileID: { UInt64.random(in: 1...UInt64.max) })
         let connection = registry.withLock { registry -> ServerConnection? in
             guard !registry.isLoggedOut else { return nil }
             switch configuration.connectionSharing {

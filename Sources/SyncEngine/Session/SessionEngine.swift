@@ -1,3 +1,4 @@
+import Foundation
 import SyncStorage
 import SyncStreams
 import SyncWire
@@ -61,6 +62,22 @@ actor SessionEngine {
 
     /// The store's client file id (tests check that a deleted store comes back with a new one).
     var clientFileIDForTests: UInt64 { store.clientFileID }
+
+    /// How many records wait for the next fsync, and how many the fsync under way is making durable (tests
+    /// hold an fsync and watch writes gather behind it).
+    var pendingRecordCount: Int { pending.reduce(0) { $0 + $1.records.count } }
+    private(set) var committingRecordCount = 0
+
+    /// Every durable local changeset's bytes, read back from the file, in client-version order (tests
+    /// check what a reopened store holds).
+    func localChangesetsForTests() async throws(SyncError) -> [[UInt8]] {
+        try await store.file.read(store.local.map(\.location)).map { payload throws(SyncError) in
+            guard case .local(_, let data)? = try? Record(decoding: payload) else {
+                throw .storageFailure("not a local changeset record")
+            }
+            return data
+        }
+    }
 
     /// Whether a `waitForDownloads` call is suspended until the next binding.
     var isWaitingForBinding: Bool { !bindingWaiters.isEmpty }
@@ -315,7 +332,7 @@ actor SessionEngine {
                 bytes += entry.byteCount
             }
             let first = nextToSend
-            let payloads: [[UInt8]]
+            let payloads: [RecordPayload]
             do {
                 payloads = try await store.file.read(batch.map(\.location))
             } catch {
@@ -346,15 +363,17 @@ actor SessionEngine {
 
     /// Appends `data` durably, reports it to upload progress, and uploads it when bound. Writes issued
     /// while the file is busy share the next fsync (group commit); each returns once its own record is on
-    /// disk, and they are uploaded in client-version order. Waits first while the group-commit queue is full.
-    func write(_ data: [UInt8]) async throws(SyncError) {
+    /// disk, and they are uploaded in client-version order. Waits first while the group-commit queue is full;
+    /// only then are the bytes copied into the store's record, so writes that wait for room hold nothing
+    /// but the caller's `Data`.
+    func write(_ data: Data) async throws(SyncError) {
         try checkWritable()
         guard data.count <= limits.maximumChangesetBytes else {
             throw .changesetTooLarge(bytes: data.count, limit: limits.maximumChangesetBytes)
         }
         await waitForRoom()
         try checkWritable()
-        try await commit(PendingWrite(records: [store.recordLocal(data)], remainingBytes: nil))
+        try await commit(PendingWrite(records: [store.recordLocal(Array(data))], remainingBytes: nil))
     }
 
     private func checkWritable() throws(SyncError) {
@@ -426,11 +445,13 @@ actor SessionEngine {
             var locations: [RecordLocation] = []
             if !records.isEmpty {
                 let started = ContinuousClock.now
+                committingRecordCount = records.count
                 do {
-                    locations = try await store.file.append(records.map { $0.encoded() })
+                    locations = try await store.file.append(records.map(\.payload))
                 } catch {
                     failure = error
                 }
+                committingRecordCount = 0
                 logger.log(
                     .debug, LogCategory.store,
                     "\(partition): committed \(records.count) records in \(ContinuousClock.now - started)")

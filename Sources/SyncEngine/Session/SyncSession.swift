@@ -18,6 +18,9 @@ public final class SyncSession: Sendable, Hashable, CustomStringConvertible {
     /// Where callbacks run when a registration names no executor.
     let callbackExecutor: any StreamExecutor
 
+    /// How many `wait(for:)` calls are waiting now, each already watching the session's state.
+    private let waits = Locked(0)
+
     init(partition: String, engine: SessionEngine, callbackExecutor: any StreamExecutor) {
         self.partition = partition
         self.engine = engine
@@ -168,12 +171,18 @@ public final class SyncSession: Sendable, Hashable, CustomStringConvertible {
                     }
                 }
                 waiter.hold([stateToken, SubscriptionToken { task.cancel() }])
+                waits.withLock { $0 += 1 }
             }
         } onCancel: {
             waiter.finish(.cancelled)
         }
+        waits.withLock { $0 -= 1 }
         if let outcome { throw outcome }
     }
+
+    /// How many `wait(for:)` calls are waiting, each already watching the session's state and
+    /// cancellation (tests wait for this event instead of sleeping).
+    var activeWaitCount: Int { waits.withLock { $0 } }
 
     /// Callback form of `wait(for:)`: calls `completion` on `executor` (default: the session's callback
     /// queue) with `nil` once done, or with the error.
@@ -201,7 +210,7 @@ public final class SyncSession: Sendable, Hashable, CustomStringConvertible {
     ///   after the app closed; `.storageFailure` if the local store cannot be written (the session then
     ///   becomes invalid).
     public func write(_ data: Data) async throws(SyncError) {
-        try await engine.write(Array(data))
+        try await engine.write(data)
     }
 
     /// Every changeset of the partition the server has ordered, in server-version order: first those

@@ -57,16 +57,18 @@ final class LocalStore {
     /// Bytes of other clients' changesets downloaded.
     var downloadedBytes: Int { index.downloadedBytes }
 
-    /// Opens (or creates) the store at `path`, building the index off the cooperative pool.
+    /// Opens (or creates) the store at `path` (through `fileSystem`), building the index off the cooperative
+    /// pool.
     ///
     /// - Throws: `.storeInUse` when another app has it open, `.storeCorrupted` for damage that is not a
     ///   torn final write, `.storageFailure` when the file cannot be read or written.
     static func open(
         path: String,
+        fileSystem: any FileSystem = SystemFileSystem(),
         newClientFileID: @escaping @Sendable () -> UInt64
     ) async throws(SyncError) -> (store: LocalStore, synced: [SyncedEntry], discardedBytes: Int) {
         let builder = IndexBuilder(path: path)
-        let (file, discardedBytes) = try await StoreFile.open(path: path) { location, bytes in
+        let (file, discardedBytes) = try await StoreFile.open(path: path, fileSystem: fileSystem) { location, bytes in
             builder.add(location, bytes)
         }
         if let failure = builder.failure {
@@ -75,7 +77,7 @@ final class LocalStore {
         }
         if builder.index.clientFileID == nil {
             let id = newClientFileID()
-            let header = Record.header(clientFileID: id).encoded()
+            let header = Record.header(clientFileID: id).payload
             do throws(SyncError) {
                 _ = try await file.append([header])
             } catch {
@@ -270,6 +272,49 @@ enum Record: Equatable, Sendable {
         case let tag: throw .unknownTag("local store record", tag)
         }
         try reader.expectEnd()
+    }
+
+    /// How many bytes come before the changeset in a `.local` or `.downloaded` record: the tag, the version
+    /// and the changeset's length.
+    static let changesetPrefixLength = 1 + 8 + 4
+
+    /// The record as it is stored: for a changeset, its tag, version and length as the prefix and the
+    /// changeset's bytes as the body (shared, not copied); otherwise the whole encoding as the prefix.
+    var payload: RecordPayload {
+        switch self {
+        case .header, .acknowledged:
+            return RecordPayload(prefix: encoded(), body: [])
+        case .local(let version, let data), .downloaded(let version, let data):
+            var writer = ByteWriter()
+            writer.write(UInt8(self.isLocal ? 2 : 4))
+            writer.write(version)
+            writer.write(UInt32(data.count))
+            return RecordPayload(prefix: writer.bytes, body: data)
+        }
+    }
+
+    private var isLocal: Bool {
+        if case .local = self { true } else { false }
+    }
+
+    /// Decodes a record read back in two parts (`StoreFile` splits after `changesetPrefixLength` bytes): a
+    /// changeset record's body becomes its data without a copy.
+    init(decoding payload: RecordPayload) throws(WireError) {
+        guard payload.prefix.count == Self.changesetPrefixLength, payload.prefix[0] == 2 || payload.prefix[0] == 4
+        else {
+            self = try Record(decoding: payload.bytes)
+            return
+        }
+        var reader = ByteReader(payload.prefix)
+        let tag = try reader.readUInt8()
+        let version = try reader.readUInt64()
+        guard try reader.readUInt32() == payload.body.count else {
+            throw .invalidValue("a changeset record's length does not match its bytes")
+        }
+        self =
+            tag == 2
+            ? .local(clientVersion: version, data: payload.body)
+            : .downloaded(serverVersion: version, data: payload.body)
     }
 
     /// The changeset bytes of a `.local` or `.downloaded` record.

@@ -27,14 +27,15 @@ final class StoreFile: Sendable {
         self.reader = reader
     }
 
-    /// Opens (or creates) the store file at `path` on a queue of its own and calls `visit` there with each
-    /// intact record, in order, with its location. Nothing of the records is kept beyond `visit`. Returns the
+    /// Opens (or creates) the store file at `path` on a queue of its own, through `fileSystem`'s system
+    /// calls, and calls `visit` there with each intact record, in order, with its location. Nothing of the records is kept beyond `visit`. Returns the
     /// file and how many bytes of a torn final record were cut.
     ///
     /// - Throws: `.storeInUse` when another app holds the file's lock, `.storeCorrupted` for damage that is
     ///   not a torn final write, `.storageFailure` otherwise.
     static func open(
         path: String,
+        fileSystem: any FileSystem = SystemFileSystem(),
         visit: @escaping @Sendable (RecordLocation, [UInt8]) -> Void
     ) async throws(SyncError) -> (file: StoreFile, discardedBytes: Int) {
         let queue = BlockingQueue(label: "SyncEngine.store")
@@ -42,7 +43,9 @@ final class StoreFile: Sendable {
             let log: RecordLog
             let reader: RecordReader
             do throws(RecordLogError) {
-                log = try RecordLog(path: path) { location, payload in visit(location, Array(payload)) }
+                log = try RecordLog(path: path, fileSystem: fileSystem) { location, payload in
+                    visit(location, Array(payload))
+                }
                 reader = try log.makeReader()
             } catch {
                 throw SyncError(error, path: path)
@@ -53,7 +56,7 @@ final class StoreFile: Sendable {
     }
 
     /// Appends `records` durably (one fsync) and returns their locations.
-    func append(_ records: [[UInt8]]) async throws(SyncError) -> [RecordLocation] {
+    func append(_ records: [RecordPayload]) async throws(SyncError) -> [RecordLocation] {
         try await queue.run { [log, path] () throws(SyncError) -> [RecordLocation] in
             guard let file = log.log else { throw .storageFailure("the local store \(path) is closed") }
             do throws(RecordLogError) {
@@ -64,17 +67,19 @@ final class StoreFile: Sendable {
         }
     }
 
-    /// Reads the records at `locations`, off the cooperative pool.
-    func read(_ locations: [RecordLocation]) async throws(SyncError) -> [[UInt8]] {
-        try await Self.readQueue.run { [self] () throws(SyncError) -> [[UInt8]] in
+    /// Reads the records at `locations`, off the cooperative pool, each split after
+    /// `Record.changesetPrefixLength` bytes (a changeset's bytes in an array of their own).
+    func read(_ locations: [RecordLocation]) async throws(SyncError) -> [RecordPayload] {
+        try await Self.readQueue.run { [self] () throws(SyncError) -> [RecordPayload] in
             try locations.map { location throws(SyncError) in try readBlocking(location) }
         }
     }
 
-    /// Reads the record at `location` on the calling thread (which must not be the cooperative pool's).
-    func readBlocking(_ location: RecordLocation) throws(SyncError) -> [UInt8] {
+    /// Reads the record at `location` on the calling thread (which must not be the cooperative pool's),
+    /// split as `read(_:)` does.
+    func readBlocking(_ location: RecordLocation) throws(SyncError) -> RecordPayload {
         do throws(RecordLogError) {
-            return try reader.read(location)
+            return try reader.read(location, prefixLength: Record.changesetPrefixLength)
         } catch {
             throw SyncError(error, path: path)
         }

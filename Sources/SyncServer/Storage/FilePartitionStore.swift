@@ -1,5 +1,6 @@
 import SyncStorage
 import SyncStreams
+import SyncWire
 
 #if canImport(Glibc)
     import Glibc
@@ -12,9 +13,10 @@ import SyncStreams
 ///
 /// - **Durable before acknowledged:** `append` returns once the records are fsynced; the server
 ///   acknowledges an upload only after that.
-/// - **Recovered at start:** a partition's file is opened (and a torn final record cut off) the first
-///   time the server asks for its summaries; corruption in the middle of a file is an error for that
-///   partition only, never silently skipped.
+/// - **Recovered at start:** a partition's file is opened (and a torn final record cut off, with a
+///   `.warn` log event naming the partition and the bytes cut) the first time the server asks for its
+///   summaries; corruption in the middle of a file is an error for that partition only, never silently
+///   skipped.
 /// - **One server per directory:** the directory's `LOCK` file is held (`flock`) while the store is
 ///   open; a second store on the same directory fails with `.locked`.
 /// - **Memory:** an index entry per changeset (its location and summary); bytes are read back from the
@@ -34,13 +36,24 @@ public final class FilePartitionStore: PartitionStore {
     private let lockDescriptor: Locked<Int32>
     private let files = Locked<[String: PartitionFile]>([:])
     private let readQueue = BlockingQueue(label: "SyncServer.file-store.read", concurrent: true)
+    private let logger: SyncLogger
 
-    /// Opens a store in `directory`, creating it and any missing parents.
+    /// The category of the store's log events.
+    static let logCategory = "sync.server.storage"
+
+    /// Opens a store in `directory`, creating it and any missing parents. What recovery does to a
+    /// partition's file (a torn final record cut off) is logged at `.warn` through `logger` (`nil`:
+    /// standard error) when `logLevel` allows: give the server's configuration the same two.
     ///
     /// - Throws: `FilePartitionStoreError.cannotOpen` when the directory cannot be created or opened,
     ///   `.locked` when another store (in this or another process) has it open.
-    public init(directory: String) throws(FilePartitionStoreError) {
+    public init(
+        directory: String,
+        logLevel: SyncLogLevel = .warn,
+        logger: (@Sendable (SyncLogEvent) -> Void)? = nil
+    ) throws(FilePartitionStoreError) {
         self.directory = directory
+        self.logger = SyncLogger(level: logLevel, sink: logger)
         // Like `mkdir -p`: every missing parent too.
         var prefix = directory.hasPrefix("/") ? "" : "."
         for component in directory.split(separator: "/") {
@@ -96,6 +109,12 @@ public final class FilePartitionStore: PartitionStore {
         if let file = files.withLock({ $0[partition] }) { return file.summaries }
         let path = path(of: partition)
         let file = try await PartitionFile.open(path: path, partition: partition)
+        if file.recovery.truncatedBytes > 0 {
+            logger.log(
+                .warn, Self.logCategory,
+                "partition \(partition): cut \(file.recovery.truncatedBytes) bytes of a final record torn by a crash "
+                    + "(\(path) now ends at byte \(file.recovery.truncatedAt.map(String.init) ?? "?"))")
+        }
         files.withLock { $0[partition] = file }
         return file.summaries
     }
@@ -115,7 +134,7 @@ public final class FilePartitionStore: PartitionStore {
                 do throws(RecordLogError) { payload = try reader.read(location) } catch {
                     throw .storage(partition: partitionName, error)
                 }
-                guard let changeset = ChangesetRecord.decode(payload) else {
+                guard let changeset = ChangesetRecord.decode(consume payload) else {
                     throw .malformedRecord(partition: partitionName, offset: location.offset)
                 }
                 changesets.append(changeset)

@@ -10,6 +10,8 @@ final class PartitionFile: @unchecked Sendable {
 
     let partition: String
     let reader: RecordReader
+    /// What opening found and did (a torn final record cut off).
+    let recovery: RecordLog.Recovery
     private let log: RecordLog
     private let queue: BlockingQueue
     private let index: Locked<(summaries: [StoredChangesetSummary], locations: [RecordLocation])>
@@ -20,6 +22,7 @@ final class PartitionFile: @unchecked Sendable {
     ) {
         self.partition = partition
         self.log = log
+        recovery = log.recovery
         self.reader = reader
         self.queue = queue
         index = Locked((summaries, locations))
@@ -75,7 +78,7 @@ final class PartitionFile: @unchecked Sendable {
 
     /// Appends `changesets` durably, then indexes them.
     func append(_ changesets: [StoredChangeset]) async throws(FilePartitionStoreError) {
-        let records = changesets.map(ChangesetRecord.encode)
+        let records = changesets.map(ChangesetRecord.encodedPayload)
         let summaries = changesets.map(\.summary)
         try await queue.run { [self] () throws(FilePartitionStoreError) in
             let locations: [RecordLocation]

@@ -6,7 +6,7 @@ import Testing
 @testable import SyncEngine
 
 /// Two apps (two local directories) syncing one partition through the embedded server.
-@Suite("End to end through the embedded server")
+@Suite("End to end through the embedded server", .timeLimit(.minutes(2)))
 struct EndToEndTests {
     @Test("two apps converge on the same changesets, byte for byte and in the same order")
     func twoAppsConverge() async throws {
@@ -77,18 +77,38 @@ struct EndToEndTests {
         for index in 0..<5 { try await writer.write(Data(repeating: UInt8(index), count: 1000)) }
         try await writer.wait(for: .upload)
 
-        let readerApp = makeApp(server: server.endpoint, directory: dirB.url)
+        // The server's messages are held and let through one at a time, each once the one before it is
+        // stored, so every step the server sends is one step of progress.
+        let transport = FaultInjectingTransport()
+        transport.faults.delayMessages = true
+        let readerApp = makeApp(server: server.endpoint, directory: dirB.url, transport: transport)
         let reader = try await readerApp.login(.anonymous).openSession(partition: "big")
-        let progress = Collected(reader.progress(for: .download, mode: .forCurrentlyOutstandingWork))
-        try await reader.wait(for: .download)
-        try await eventually("the final progress event") { progress.isFinished }
-        let values = progress.values
-        #expect(values.last?.transferredBytes == 5000)
-        #expect(values.last?.isTransferComplete == true)
-        #expect(values.last?.progressEstimate == 1.0)
-        #expect(values.allSatisfy { $0.transferrableBytes == 5000 })
+        let progress = Collected(reader.progress(for: .download, mode: .reportIndefinitely))
+        // (bytes received so far, those plus what the server said remains), after each download message.
+        var sent: [[Int]] = []
+        while sent.last.map({ $0[0] < $0[1] }) ?? true {
+            try await eventually("the server's next message") { !transport.held.isEmpty }
+            guard case .download(let download)? = transport.releaseOne() else { continue }
+            let received =
+                (sent.last?[0] ?? 0)
+                + download.entries.reduce(0) { total, entry in
+                    if case .changeset(_, let data) = entry { total + data.count } else { total }
+                }
+            let step = [received, received + Int(download.remainingBytes)]
+            sent.append(step)
+            try await eventually("progress at \(step)") {
+                progress.values.last.map { [$0.transferredBytes, $0.transferrableBytes] } == step
+            }
+        }
+        // One progress value per download message, equal to the running totals the server sent.
+        #expect(sent == [[1000, 5000], [2000, 5000], [3000, 5000], [4000, 5000], [5000, 5000]])
+        #expect(progress.values.map { [$0.transferredBytes, $0.transferrableBytes] } == sent)
+        #expect(progress.values.last?.isTransferComplete == true)
         // Never backwards.
-        #expect(zip(values, values.dropFirst()).allSatisfy { $0.progressEstimate <= $1.progressEstimate })
+        let estimates = progress.values.map(\.progressEstimate)
+        #expect(zip(estimates, estimates.dropFirst()).allSatisfy { $0 <= $1 })
+        transport.deliverDelayedMessages()
+        try await reader.wait(for: .download)
     }
 
     @Test("registering for download progress before the first server report invents nothing")

@@ -7,18 +7,24 @@ import Testing
 
 /// Connection behaviour in virtual time: every engine timer runs on a `TestExecutor`, and faults come from
 /// `FaultInjectingTransport` over the real embedded server.
-@Suite("Connection management")
+@Suite("Connection management", .timeLimit(.minutes(2)))
 struct ConnectionManagementTests {
     @Test("connects, handshakes and binds: .connecting then .connected")
     func connects() async throws {
-        let fixture = try await EngineFixture()
+        // The server's answers are held, so the session is still connecting when the test subscribes.
+        let fixture = try await EngineFixture(faults: .init(delayMessages: true))
         defer { fixture.directory.remove() }
         let session = try await fixture.open()
+        try await eventually("connecting") { session.connectionState.value == .connecting }
         let states = Collected(session.connectionState)
+        #expect(states.values == [.connecting])
+        try await eventually("the welcome is held") {
+            fixture.transport.held.contains { if case .welcome = $0 { true } else { false } }
+        }
+        #expect(session.connectionState.value == .connecting)
+        fixture.transport.deliverDelayedMessages()
         try await eventually("connected") { session.connectionState.value == .connected }
-        // The states seen, in order: at most an initial .disconnected, then .connecting, then .connected.
-        let seen = states.values.drop { $0 == .disconnected }
-        #expect(Array(seen) == [.connecting, .connected], "\(states.values)")
+        #expect(states.values == [.connecting, .connected])
         // Bound: an upload round trip through the server succeeds.
         try await session.write(Data([1]))
         try await session.wait(for: .upload)
@@ -213,7 +219,11 @@ struct ConnectionManagementTests {
         let store = FlakyStore(failingAppends: 1)
         var configuration = SyncServer.Configuration()
         configuration.store = store
-        let fixture = try await EngineFixture(server: try await SyncServer.embedded(configuration: configuration))
+        // The backoff alone would retry after 100 ms; the server's hint (1 s) is longer and wins.
+        var timing = EngineTiming()
+        timing.backoff.initialDelay = .milliseconds(100)
+        let fixture = try await EngineFixture(
+            server: try await SyncServer.embedded(configuration: configuration), timing: timing)
         defer { fixture.directory.remove() }
         let session = try await fixture.open()
         try await session.write(Data("persist me".utf8))
@@ -224,9 +234,11 @@ struct ConnectionManagementTests {
         }
         #expect(fixture.errors.values.first?.session === session)
         #expect(session.state.value == .active)
-        // The server asked for 1 s; the backoff's first delay is 1 s too.
-        try await eventually("retry scheduled") { fixture.timers.nextDueTime == fixture.timers.now + .seconds(1) }
-        fixture.timers.advance(by: .seconds(1))
+        try await eventually("retry scheduled") { fixture.timers.pendingCount == 2 }  // the ping and the retry
+        #expect(fixture.timers.nextDueTime == fixture.timers.now + .seconds(1))
+        fixture.timers.advance(by: .milliseconds(999))
+        #expect(session.connectionState.value == .disconnected)
+        fixture.timers.advance(by: .milliseconds(1))
         try await session.wait(for: .upload)
         #expect(try await fixture.serverLog() == [Array("persist me".utf8)])
     }

@@ -84,7 +84,8 @@ struct ClientChecksTests {
     }
 }
 
-/// A server in this process that welcomes every client and answers each `bind` with `script(bind)`.
+/// A server in this process that welcomes every client, answers each `bind` with `script(bind)`, and
+/// answers pings and marks.
 final class ScriptedServer: SyncConnectionAcceptor {
     private let script: @Sendable (Bind) -> [ServerMessage]
 
@@ -98,7 +99,8 @@ final class ScriptedServer: SyncConnectionAcceptor {
                 case .hello: connection.send(.welcome(protocolVersion: WireProtocol.version))
                 case .bind(let bind): for answer in script(bind) { connection.send(answer) }
                 case .ping(let id): connection.send(.pong(id: id))
-                case .upload, .unbind, .mark: break
+                case .mark(let sessionID, let id): connection.send(.marked(sessionID: sessionID, id: id))
+                case .upload, .unbind: break
                 }
             }
         }

@@ -187,9 +187,20 @@ struct ConnectionRecoveryTests {
         #expect(await a.engine.downloadWaitRounds == rounds)
     }
 
-    @Test("a subscriber that blocks delays no other session, no keepalive and no upload")
-    func blockingSubscriberDelaysNobody() async throws {
-        let server = try await SyncServer.embedded()
+    /// The streams whose subscribers run on a callback executor: a session's (`state`, `connectionState`)
+    /// or the app's (`user.sessions`, `app.errors`, `asyncOpen`).
+    enum CallbackStream: String, CaseIterable, CustomTestStringConvertible {
+        case state, connectionState, sessions, errors, asyncOpen
+        var testDescription: String { rawValue }
+    }
+
+    @Test(
+        "a subscriber that blocks delays no other session, no keepalive and no upload",
+        arguments: CallbackStream.allCases)
+    func blockingSubscriberDelaysNobody(stream: CallbackStream) async throws {
+        var serverConfiguration = SyncServer.Configuration()
+        serverConfiguration.store = PartitionFailingStore(partition: "failing", failingAppends: 1)
+        let server = try await SyncServer.embedded(configuration: serverConfiguration)
         let directory = TemporaryDirectory()
         defer { directory.remove() }
         let timers = TestExecutor()
@@ -203,10 +214,10 @@ struct ConnectionRecoveryTests {
         try await blocked.wait(for: .download)
         try await other.wait(for: .download)
         let release = DispatchSemaphore(value: 0)
-        // (armed, entered): the subscriber blocks on the first change after it is armed — on the session's
-        // callback queue, not on the subscribing thread, which receives the current state at once.
+        // (armed, entered): the subscriber blocks on the first delivery after it is armed — on the callback
+        // executor, not on the subscribing thread, which receives a state's current value at once.
         let flags = Locked((armed: false, entered: false))
-        let token = blocked.state.subscribe { _ in
+        let blockOnce: @Sendable () -> Void = {
             let block = flags.withLock { flags in
                 defer { if flags.armed { flags.entered = true } }
                 return flags.armed && !flags.entered
@@ -214,13 +225,39 @@ struct ConnectionRecoveryTests {
             // Longer than the time limit: blocking on the wrong thread fails the test.
             if block { _ = release.wait(timeout: .now() + 300) }
         }
+        let tokens = Locked<[SubscriptionToken]>([])
         defer {
             release.signal()
-            token.invalidate()
+            for token in tokens.withLock({ $0 }) { token.invalidate() }
         }
+        let subscription: SubscriptionToken? =
+            switch stream {
+            case .state: blocked.state.subscribe { _ in blockOnce() }
+            case .connectionState: blocked.connectionState.subscribe { _ in blockOnce() }
+            case .sessions: user.sessions.subscribe { _ in blockOnce() }
+            case .errors: app.errors.subscribe { _ in blockOnce() }
+            case .asyncOpen: nil
+            }
+        if let subscription { tokens.withLock { $0.append(subscription) } }
         flags.withLock { $0.armed = true }
-        blocked.suspend()
-        blocked.resume()
+        switch stream {
+        case .state:
+            blocked.suspend()
+            blocked.resume()
+        case .connectionState:
+            // Suspending unbinds: .disconnected is delivered (and blocks); resuming connects again.
+            blocked.suspend()
+            try await eventually("the subscriber blocks on .disconnected") { flags.withLock { $0.entered } }
+            blocked.resume()
+        case .sessions:
+            _ = try await user.openSession(partition: "third")
+        case .errors:
+            // The server fails to store this upload once: the error reaches app.errors.
+            try await user.openSession(partition: "failing").write(Data("fails once".utf8))
+        case .asyncOpen:
+            let token = user.asyncOpen(partition: "third").subscribe { _ in blockOnce() }
+            tokens.withLock { $0.append(token) }
+        }
         try await eventually("the subscriber blocks") { flags.withLock { $0.entered } }
 
         try await other.write(Data("uploaded meanwhile".utf8))
@@ -228,13 +265,13 @@ struct ConnectionRecoveryTests {
         try await blocked.write(Data("its own upload too".utf8))
         try await blocked.wait(for: .upload)
         #expect(try await server.changesets(in: "other").map(\.data) == [Array("uploaded meanwhile".utf8)])
+        #expect(try await server.changesets(in: "blocked").map(\.data) == [Array("its own upload too".utf8)])
         // Keepalive: the ping goes out and its pong comes back while the subscriber still blocks.
         timers.advance(by: .seconds(60))
-        try await eventually("pong received, next ping armed") {
-            timers.pendingCount == 1 && timers.nextDueTime == timers.now + .seconds(60)
-        }
+        try await eventually("pong received, next ping armed") { timers.nextDueTime == timers.now + .seconds(60) }
         #expect(flags.withLock { $0.entered })
         #expect(blocked.connectionState.value == .connected)
+        #expect(other.connectionState.value == .connected)
     }
 }
 

@@ -6,7 +6,7 @@ import Testing
 
 /// Semantics line 7 (and line 9 across threads): `update` from several threads at once. These tests are
 /// meant to run under ThreadSanitizer too (`swift test --sanitize=thread`).
-@Suite("ProgressNotifier concurrency")
+@Suite("ProgressNotifier concurrency", .timeLimit(.minutes(1)))
 struct ProgressNotifierConcurrencyTests {
     private static let threads = 4
     private static let updatesPerThread = 2_000

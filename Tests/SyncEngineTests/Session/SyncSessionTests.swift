@@ -1,34 +1,64 @@
 import Foundation
 import SyncServer
+import SyncStorage
 import SyncWire
 import Testing
 
 @testable import SyncEngine
 
-@Suite("Sessions")
+@Suite("Sessions", .timeLimit(.minutes(2)))
 struct SyncSessionTests {
     @Test("write is durable and uploaded; wait(for: .upload) returns once the server has it")
     func writeAndUpload() async throws {
-        let fixture = try await EngineFixture()
+        let fixture = try await EngineFixture(faults: .init(hold: true))
         defer { fixture.directory.remove() }
         let session = try await fixture.open()
         try await session.write(Data("one".utf8))
         try await session.write(Data("two".utf8))
+        // Durable when `write` returned: a copy of the files taken at that moment, opened by a new app that
+        // cannot connect, reads both back from disk.
+        let copy = TemporaryDirectory()
+        defer { copy.remove() }
+        try FileManager.default.removeItem(at: copy.url)
+        try FileManager.default.copyItem(at: fixture.directory.url, to: copy.url)
+        let refusing = FaultInjectingTransport()
+        refusing.faults.refuse = true
+        let reopened = makeApp(server: fixture.server.endpoint, directory: copy.url, transport: refusing)
+        let readBack = try await reopened.login(.anonymous).openSession(partition: "p")
+        #expect(try await readBack.engine.localChangesetsForTests() == [Array("one".utf8), Array("two".utf8)])
+        try await reopened.close()
+
+        fixture.transport.faults = .init()
+        try await fixture.connectAfterTheHeldAttemptTimesOut()
         try await session.wait(for: .upload)
         #expect(try await fixture.serverLog() == [Array("one".utf8), Array("two".utf8)])
     }
 
     @Test("concurrent writes share fsyncs but all land, uploaded in client-version order, none lost")
     func concurrentWrites() async throws {
-        let fixture = try await EngineFixture()
+        let fileSystem = ControlledFileSystem()
+        // No connection until the writes are durable: no acknowledgement records share the count.
+        let fixture = try await EngineFixture(faults: .init(hold: true), fileSystem: fileSystem)
         defer { fixture.directory.remove() }
         let session = try await fixture.open()
+        let syncsBefore = fileSystem.syncCount(of: "p.synclog")
+        let firstSync = fileSystem.hold(.sync, of: "p.synclog")
         try await withThrowingTaskGroup(of: Void.self) { group in
             for index in 0..<50 {
                 group.addTask { try await session.write(Data("write \(index)".utf8)) }
             }
+            // The first fsync is held until every write reached the store: those behind it gather.
+            try await eventually("all 50 writes queued behind the held fsync") {
+                let queued = await session.engine.pendingRecordCount + session.engine.committingRecordCount
+                return firstSync.isBlocked && queued == 50
+            }
+            firstSync.release()
             try await group.waitForAll()
         }
+        // One fsync for the writes that came first, one for all those that gathered behind it.
+        #expect(fileSystem.syncCount(of: "p.synclog") - syncsBefore == 2)
+        fixture.transport.faults = .init()
+        try await fixture.connectAfterTheHeldAttemptTimesOut()
         try await session.wait(for: .upload)
         let log = try await fixture.server.changesets(in: "p")
         #expect(log.map(\.clientVersion) == Array(1...50))
@@ -89,26 +119,52 @@ struct SyncSessionTests {
         await #expect(throws: SyncError.sessionInactive) { try await session.wait(for: .download) }
     }
 
-    @Test("wait(for:) throws when the session becomes inactive while waiting; it never hangs")
-    func waitBecomesInactive() async throws {
+    @Test(
+        "wait(for:) throws when the session becomes inactive while waiting; it never hangs",
+        arguments: [ProgressDirection.upload, .download])
+    func waitBecomesInactive(direction: ProgressDirection) async throws {
         let fixture = try await EngineFixture(faults: .init(hold: true))
         defer { fixture.directory.remove() }
         let session = try await fixture.open()
         try await session.write(Data("x".utf8))
-        let waiting = Task { try await session.wait(for: .upload) }
-        try await Task.sleep(for: .milliseconds(10))  // let the wait register; the outcome does not depend on it
+        let waiting = Task { try await session.wait(for: direction) }
+        // The wait is registered (watching the state) before the session stops: the waiting path runs.
+        try await eventually("the wait is registered") { session.activeWaitCount == 1 }
         session.suspend()
+        try await eventually("the wait ended") { session.activeWaitCount == 0 }
         await #expect(throws: SyncError.sessionInactive) { try await waiting.value }
     }
 
-    @Test("wait(for:) is cancellable")
+    @Test("wait(for:) is cancellable: a task cancelled before it waits throws at once")
     func waitCancelled() async throws {
         let fixture = try await EngineFixture(faults: .init(hold: true))
         defer { fixture.directory.remove() }
         let session = try await fixture.open()
-        let task = Task { try await session.wait(for: .download) }
-        task.cancel()
+        let task = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            try await session.wait(for: .download)
+        }
         await #expect(throws: SyncError.cancelled) { try await task.value }
+    }
+
+    @Test(
+        "wait(for:) is cancellable while it waits: it throws .cancelled and lets go of its registrations",
+        arguments: [ProgressDirection.upload, .download])
+    func waitCancelledWhileRegistered(direction: ProgressDirection) async throws {
+        let fixture = try await EngineFixture(faults: .init(hold: true))
+        defer { fixture.directory.remove() }
+        let session = try await fixture.open()
+        try await session.write(Data("x".utf8))
+        let task = Task { try await session.wait(for: direction) }
+        try await eventually("the wait is registered") { session.activeWaitCount == 1 }
+        if direction == .download {
+            try await eventually("waiting for a binding") { await session.engine.isWaitingForBinding }
+        }
+        task.cancel()
+        try await eventually("the wait ended") { session.activeWaitCount == 0 }
+        await #expect(throws: SyncError.cancelled) { try await task.value }
+        try await eventually("the binding waiter is gone") { await !session.engine.isWaitingForBinding }
+        #expect(session.state.value == .active)
     }
 
     @Test("wait(for:on:completion:) calls back with nil when done, or the error")
@@ -203,10 +259,17 @@ struct SyncSessionTests {
         try await allowed.write(Data("fine".utf8))
         try await allowed.wait(for: .upload)
         #expect(allowed.state.value == .active)
-        if case .permissionDenied = fixture.errors.values.first?.error {
+        #expect(try await fixture.serverLog("allowed") == [Array("fine".utf8)])
+        // Exactly one error: the denial, with the denied session; nothing for the allowed one.
+        let errors = fixture.errors.values
+        #expect(errors.count == 1, "\(errors.map(\.error))")
+        if case .permissionDenied = errors.first?.error {
         } else {
-            Issue.record("expected .permissionDenied, got \(fixture.errors.values.map(\.error))")
+            Issue.record("expected .permissionDenied, got \(errors.map(\.error))")
         }
+        #expect(errors.first?.error.isFatal == true)
+        #expect(errors.first?.session === denied)
+        #expect(!errors.contains { $0.session === allowed })
     }
 
     @Test("reopening the app resumes uploading what was not acknowledged, exactly once")
@@ -216,16 +279,37 @@ struct SyncSessionTests {
         defer { directory.remove() }
         do {
             let transport = FaultInjectingTransport()
-            transport.faults.refuse = true
             let app = makeApp(server: server.endpoint, directory: directory.url, transport: transport)
             let session = try await app.login(.anonymous).openSession(partition: "p")
-            try await session.write(Data("written offline".utf8))
+            try await session.wait(for: .download)
+            // The upload reaches the server, which stores it; its acknowledgement is lost on the way back.
+            transport.faults.delayMessages = true
+            try await session.write(Data("reached the server".utf8))
+            try await eventually("the acknowledgement is held in transit") {
+                transport.held.contains { message in
+                    guard case .download(let download) = message else { return false }
+                    return download.entries.contains { if case .acknowledged = $0 { true } else { false } }
+                }
+            }
+            #expect(try await server.changesets(in: "p").map(\.data) == [Array("reached the server".utf8)])
+            // Then a write that never leaves the device.
             session.suspend()
+            try await session.write(Data("written offline".utf8))
+            try await app.close()  // the app goes away with both unacknowledged on disk
         }
         let app = makeApp(server: server.endpoint, directory: directory.url)
         let session = try await app.login(.anonymous).openSession(partition: "p")
+        let seen = Collected(session.changesets)
         try await session.wait(for: .upload)
-        #expect(try await server.changesets(in: "p").map(\.data) == [Array("written offline".utf8)])
+        try await session.wait(for: .download)
+        // The server holds each exactly once, and the client ends with both acknowledged.
+        let expected = [Array("reached the server".utf8), Array("written offline".utf8)]
+        #expect(try await server.changesets(in: "p").map(\.data) == expected)
+        #expect(seen.values.map { Array($0.data) } == expected)
+        #expect(seen.values.map(\.serverVersion) == [1, 2])
+        let upload = try #require(session.engine.notifier.current(.upload))
+        #expect(upload.isTransferComplete && upload.transferredBytes == expected.joined().count)
+        try await app.close()
     }
 
     @Test("reopening the app does not download again what it has")
@@ -242,22 +326,35 @@ struct SyncSessionTests {
         for index in 0..<3 { try await writer.write(Data(repeating: UInt8(index), count: 10)) }
         try await writer.wait(for: .upload)
         do {
-            let reader = try await makeApp(server: server.endpoint, directory: readerDirectory.url)
-                .login(.anonymous).openSession(partition: "p")
+            let app = makeApp(server: server.endpoint, directory: readerDirectory.url)
+            let reader = try await app.login(.anonymous).openSession(partition: "p")
             try await reader.wait(for: .download)
             #expect(reader.engine.notifier.current(.download)?.transferredBytes == 30)
-            reader.suspend()
+            try await app.close()
         }
-        let reader = try await makeApp(server: server.endpoint, directory: readerDirectory.url)
-            .login(.anonymous).openSession(partition: "p")
+        let transport = RecordingTransport()
+        let app = makeApp(server: server.endpoint, directory: readerDirectory.url, transport: transport)
+        let reader = try await app.login(.anonymous).openSession(partition: "p")
         let seen = Collected(reader.changesets)
         #expect(seen.values.count == 3)
         try await reader.wait(for: .download)
-        // The server reported nothing left to send, and sent nothing again.
+        // The bind asked only for what comes after what the store holds…
+        let binds = transport.sent.compactMap { message -> Bind? in
+            if case .bind(let bind) = message { return bind }
+            return nil
+        }
+        #expect(binds.map(\.downloadedVersion) == [3])
+        // …and the server sent no changeset again.
+        let resent = transport.received.flatMap { message -> [DownloadEntry] in
+            guard case .download(let download) = message else { return [] }
+            return download.entries.filter { if case .changeset = $0 { true } else { false } }
+        }
+        #expect(resent.isEmpty, "\(resent)")
         #expect(
             reader.engine.notifier.current(.download)
                 == SyncProgress(transferredBytes: 30, transferrableBytes: 30, progressEstimate: 1))
         #expect(seen.values.map(\.serverVersion) == [1, 2, 3])
+        try await app.close()
     }
 
     @Test("addProgressNotification: nothing outstanding → one complete event and nil")
@@ -283,12 +380,20 @@ struct SyncSessionTests {
         let session = try await fixture.open()
         try await session.write(Data(repeating: 1, count: 100))
         let received = Locked<[SyncProgress]>([])
-        let token = session.addProgressNotification(
-            for: .upload, mode: .forCurrentlyOutstandingWork, on: ImmediateExecutor()
-        ) {
-            progress in received.withLock { $0.append(progress) }
-        }
+        // The block holds the only reference to `captured`: once the registration lets go of the block,
+        // `captured` is gone.
+        let released = WeakReference<Captured>()
+        let token: SubscriptionToken? = {
+            let captured = Captured()
+            released.object = captured
+            return session.addProgressNotification(
+                for: .upload, mode: .forCurrentlyOutstandingWork, on: ImmediateExecutor()
+            ) { progress in
+                withExtendedLifetime(captured) { received.withLock { $0.append(progress) } }
+            }
+        }()
         #expect(token != nil)
+        #expect(released.object != nil)
         try await session.write(Data(repeating: 2, count: 100))  // after registration: not counted
         fixture.transport.faults = .init()
         try await fixture.connectAfterTheHeldAttemptTimesOut()
@@ -297,7 +402,13 @@ struct SyncSessionTests {
         #expect(values.first == SyncProgress(transferredBytes: 0, transferrableBytes: 100, progressEstimate: 0))
         #expect(values.last == SyncProgress(transferredBytes: 100, transferrableBytes: 100, progressEstimate: 1))
         #expect(values.filter(\.isTransferComplete).count == 1)
-        _ = token
+        // Unregistered although the token is still held: the block is released, and more upload activity
+        // does not reach it.
+        try await eventually("the block is released") { released.object == nil }
+        try await session.write(Data(repeating: 3, count: 100))
+        try await session.wait(for: .upload)
+        #expect(received.withLock { $0 } == values)
+        withExtendedLifetime(token) {}
     }
 
     @Test("progress callbacks run on the executor given at registration, and never after invalidate()")
@@ -344,3 +455,6 @@ struct SyncSessionTests {
         #expect(progress.last == SyncProgress(transferredBytes: 500, transferrableBytes: 500, progressEstimate: 1))
     }
 }
+
+/// An object whose lifetime tells whether a callback that captured it was released.
+private final class Captured: Sendable {}

@@ -1,5 +1,6 @@
 import Foundation
 import SyncServer
+import SyncStorage
 import SyncWire
 
 @testable import SyncEngine
@@ -21,7 +22,8 @@ struct EngineFixture {
         random: @escaping @Sendable () -> Double = { 0 },
         faults: FaultInjectingTransport.Faults = .init(),
         directory: TemporaryDirectory = TemporaryDirectory(),
-        timing: EngineTiming = EngineTiming()
+        timing: EngineTiming = EngineTiming(),
+        fileSystem: any FileSystem = SystemFileSystem()
     ) async throws {
         self.directory = directory
         if let server {
@@ -38,7 +40,8 @@ struct EngineFixture {
             connectionSharing: sharing,
             stopPolicy: stopPolicy,
             random: random,
-            timing: timing
+            timing: timing,
+            fileSystem: fileSystem
         )
         errors = Collected(app.errors)
     }

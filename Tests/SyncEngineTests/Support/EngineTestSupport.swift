@@ -1,5 +1,6 @@
 import Foundation
 import SyncServer
+import SyncStorage
 import SyncWire
 import Testing
 
@@ -47,24 +48,25 @@ func makeApp(
     connectionSharing: ConnectionSharing = .perUser,
     stopPolicy: StopPolicy = .afterChangesUploaded,
     random: @escaping @Sendable () -> Double = { 0 },
-    timing: EngineTiming = EngineTiming()
+    timing: EngineTiming = EngineTiming(),
+    fileSystem: any FileSystem = SystemFileSystem()
 ) -> SyncApp {
-    SyncApp(
-        configuration: .init(
-            server: server,
-            directory: directory,
-            transport: transport,
-            connectionSharing: connectionSharing,
-            stopPolicy: stopPolicy,
-            backoff: timing.backoff,
-            connectTimeout: timing.connectTimeout,
-            pingInterval: timing.pingInterval,
-            pongTimeout: timing.pongTimeout,
-            timerExecutor: timers,
-            callbackExecutor: ImmediateExecutor(),
-            random: random
-        )
+    var configuration = SyncApp.Configuration(
+        server: server,
+        directory: directory,
+        transport: transport,
+        connectionSharing: connectionSharing,
+        stopPolicy: stopPolicy,
+        backoff: timing.backoff,
+        connectTimeout: timing.connectTimeout,
+        pingInterval: timing.pingInterval,
+        pongTimeout: timing.pongTimeout,
+        timerExecutor: timers,
+        callbackExecutor: ImmediateExecutor(),
+        random: random
     )
+    configuration.fileSystem = fileSystem
+    return SyncApp(configuration: configuration)
 }
 
 /// The engine's timing configuration, Realm's defaults unless changed.
@@ -145,7 +147,23 @@ final class FaultInjectingTransport: SyncTransport {
     /// How many changesets the connections hold in transit (in `download` messages), for tests that must
     /// know a message was held rather than wait and see that it did not arrive.
     var heldChangesetCount: Int {
-        state.withLock { $0.connections }.reduce(0) { $0 + $1.heldChangesetCount }
+        held.reduce(0) { count, message in
+            guard case .download(let download) = message else { return count }
+            return count + download.entries.filter { if case .changeset = $0 { true } else { false } }.count
+        }
+    }
+
+    /// The server messages held in transit, oldest first.
+    var held: [ServerMessage] { state.withLock { $0.connections }.flatMap(\.heldMessages) }
+
+    /// Delivers the oldest held message (of the oldest connection holding one) and returns it; `nil` when
+    /// none is held. Messages go on being held.
+    @discardableResult
+    func releaseOne() -> ServerMessage? {
+        for connection in state.withLock({ $0.connections }) {
+            if let message = connection.releaseFirst() { return message }
+        }
+        return nil
     }
 
     /// Ends every open connection as if the network failed.
@@ -196,14 +214,25 @@ final class FaultyConnection: SyncClientConnection {
         end(with: .closed(error))
     }
 
-    /// The changesets in the `download` messages held in transit.
-    var heldChangesetCount: Int {
+    /// The server messages held in transit, oldest first.
+    var heldMessages: [ServerMessage] {
         state.withLock { state in
-            state.held.reduce(0) { count, event in
-                guard case .message(.download(let download)) = event else { return count }
-                return count + download.entries.filter { if case .changeset = $0 { true } else { false } }.count
+            state.held.compactMap { event in
+                if case .message(let message) = event { message } else { nil }
             }
         }
+    }
+
+    /// Delivers the oldest held message and returns it (`nil` when none is held or the connection ended).
+    func releaseFirst() -> ServerMessage? {
+        let first = state.withLock { state -> SyncTransportEvent? in
+            guard !state.ended, !state.held.isEmpty else { return nil }
+            return state.held.removeFirst()
+        }
+        guard let first else { return nil }
+        forward(first)
+        if case .message(let message) = first { return message }
+        return nil
     }
 
     /// Delivers the held messages, in order.

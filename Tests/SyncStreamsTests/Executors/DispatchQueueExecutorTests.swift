@@ -33,16 +33,33 @@ import Testing
         work.cancel()
     }
 
-    @Test func cancelledScheduledWorkDoesNotRun() {
+    @Test(
+        "cancelled scheduled work does not run: the queue is blocked from before it is scheduled until after the cancel"
+    )
+    func cancelledScheduledWorkDoesNotRun() {
         let queue = DispatchQueue(label: "SyncStreamsTests.cancel")
+        let blocker = DispatchSemaphore(value: 0)
+        let blocked = DispatchSemaphore(value: 0)
+        queue.async {
+            blocked.signal()
+            _ = blocker.waitWithDeadline()
+        }
+        #expect(blocked.waitWithDeadline())
+        // The serial queue is busy: however late this thread gets to the cancel, the work cannot run first.
         let cancelledRan = AtomicFlag()
-        // Due well after the cancel below, so a thread paused between the two lines (TSan, a busy machine)
-        // cannot let it run before it is cancelled.
-        let cancelled = queue.schedule(after: .milliseconds(300)) { cancelledRan.set() }
+        weak var released: Canary?
+        let cancelled: ScheduledWork = {
+            let canary = Canary()
+            released = canary
+            return queue.schedule(after: .milliseconds(1)) { withExtendedLifetime(canary) { cancelledRan.set() } }
+        }()
         cancelled.cancel()
         cancelled.cancel()
+        #expect(released == nil)  // what it captured is released at once
+        blocker.signal()
+        // Due after the cancelled work, on the same serial queue: once it ran, the cancelled work had its turn.
         let ran = DispatchSemaphore(value: 0)
-        _ = queue.schedule(after: .milliseconds(600)) { ran.signal() }
+        _ = queue.schedule(after: .milliseconds(20)) { ran.signal() }
         #expect(ran.waitWithDeadline())
         #expect(!cancelledRan.isSet)
     }
