@@ -35,7 +35,7 @@ do { store = try FilePartitionStore(directory: options.dataDirectory!) } catch {
 
 let configuration = SyncServer.Configuration(
     store: store, authentication: authentication, maximumMessageBytes: options.maximumMessageBytes,
-    logLevel: options.logLevel)
+    logLevel: options.logLevel, maximumOfflineTime: options.maximumOfflineTime)
 let server: SyncServer
 do {
     server = try await SyncServer.listening(host: options.host, port: options.port!, configuration: configuration)
