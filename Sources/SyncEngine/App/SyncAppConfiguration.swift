@@ -49,6 +49,21 @@ extension SyncApp {
         /// Where log events go, on the thread that logs them. `nil` (default): standard error, one line per
         /// event with a timestamp, the level and the category. `SyncApp.logs` streams them too.
         public var logger: (@Sendable (SyncLogEvent) -> Void)?
+        /// What a session does when the server says its local copy must be reset (see `ClientResetMode`).
+        /// Default: `.recoverUnsyncedChanges`.
+        public var clientResetMode: ClientResetMode
+        /// Called with each client reset's events (`.willReset`, then `.didReset`) and the session, on the
+        /// session's callback executor, before `SyncSession.clientResets` subscribers hear of them; the
+        /// reset waits for it to return from `.willReset`. `nil` (default): nobody but the stream.
+        public var clientResetHandler: (@Sendable (ClientResetEvent, SyncSession) -> Void)?
+        /// Fault injection for tests (internal).
+        var testHooks = TestHooks()
+
+        /// Fault injection points for tests.
+        struct TestHooks: Sendable {
+            /// See `ClientResetSettings.beforeSwap`.
+            var beforeClientResetSwap: @Sendable () throws(SyncError) -> Void = {}
+        }
 
         /// A configuration with Realm's defaults: connections shared per user, stop after changes are
         /// uploaded, backoff 1 s ×2 up to 5 min, connect timeout 120 s, ping every 60 s, pong timeout 120 s.
@@ -69,7 +84,9 @@ extension SyncApp {
             uploadWindowBytes: Int = 8 << 20,
             pendingWriteBytes: Int = 16 << 20,
             logLevel: SyncLogLevel = .warn,
-            logger: (@Sendable (SyncLogEvent) -> Void)? = nil
+            logger: (@Sendable (SyncLogEvent) -> Void)? = nil,
+            clientResetMode: ClientResetMode = .recoverUnsyncedChanges,
+            clientResetHandler: (@Sendable (ClientResetEvent, SyncSession) -> Void)? = nil
         ) {
             self.server = server
             self.directory = directory
@@ -88,6 +105,8 @@ extension SyncApp {
             self.pendingWriteBytes = max(1, pendingWriteBytes)
             self.logLevel = logLevel
             self.logger = logger
+            self.clientResetMode = clientResetMode
+            self.clientResetHandler = clientResetHandler
         }
 
         /// The sizes that bound each session's memory.

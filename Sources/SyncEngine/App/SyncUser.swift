@@ -246,6 +246,8 @@ public final class SyncUser: Sendable, Hashable {
         let path = directory.appendingPathComponent(Self.fileName(for: partition)).path
         let (store, synced, discardedBytes) = try await LocalStore.open(
             path: path, newClientFileID: { UInt64.random(in: 1...UInt64.max) })
+        // The store's lock is held: no client reset of it runs, and what an interrupted one left can go.
+        await BlockingQueue.engine.run { LocalFiles.removeResetLeftover(of: path) }
         let connection = registry.withLock { registry -> ServerConnection? in
             guard !registry.isLoggedOut else { return nil }
             switch configuration.connectionSharing {
@@ -278,6 +280,14 @@ public final class SyncUser: Sendable, Hashable {
             Task { await engine.reconcile() }
         }
         let errorSink = errorSink
+        let handler = configuration.clientResetHandler
+        let clientReset = ClientResetSettings(
+            mode: configuration.clientResetMode,
+            handler: { event in
+                guard let handler, let session = sessionReference.object else { return }
+                handler(event, session)
+            },
+            beforeSwap: configuration.testHooks.beforeClientResetSwap)
         let engine = SessionEngine(
             partition: partition,
             store: store,
@@ -287,6 +297,7 @@ public final class SyncUser: Sendable, Hashable {
             callbackExecutor: sessionExecutor,
             limits: configuration.sessionLimits,
             logger: logger,
+            clientReset: clientReset,
             reportError: { errorSink.report($0, session: sessionReference.object) }
         )
         engineReference.object = engine

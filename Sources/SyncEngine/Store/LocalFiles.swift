@@ -11,6 +11,16 @@ enum LocalFiles {
     /// The prefix of a file or directory renamed aside to be deleted. What carries it is garbage: a crash
     /// interrupted its deletion, and `sweep(_:)` finishes the job.
     static let tombstonePrefix = ".deleted-"
+    /// The prefix of a client reset's new store while it is written, beside the store it replaces (see
+    /// `SessionEngine+ClientReset`). What carries it when no reset runs is garbage a crash left: opening
+    /// the store removes it (`removeResetLeftover(of:)`).
+    static let resetPrefix = ".reset-"
+
+    /// Removes what an interrupted client reset of the store at `path` left. Call while holding the
+    /// store's lock (no reset of it can run then).
+    static func removeResetLeftover(of path: String) {
+        _ = unlink(SessionEngine.resetPath(for: path))
+    }
 
     /// Renames `url` aside (atomic within its directory, then the directory is fsynced), then deletes it.
     /// Nothing at `url`: nothing to do.

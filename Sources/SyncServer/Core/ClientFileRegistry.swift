@@ -42,6 +42,18 @@ struct ClientFileTracking: Sendable {
     /// The maximum as given, for messages.
     let maximumOfflineTime: Duration
 
+    /// The maximum in the largest whole unit that states it exactly: `30d`, `12h`, `45m`, `90s`.
+    var maximumText: String {
+        let seconds = maximumOfflineTime.components.seconds
+        for (unit, size) in [("d", Int64(86_400)), ("h", 3_600), ("m", 60)]
+        where seconds > 0 && seconds % size == 0
+            && maximumOfflineTime.components.attoseconds == 0
+        {
+            return "\(seconds / size)\(unit)"
+        }
+        return "\(maximumOfflineTime)"
+    }
+
     init?(_ configuration: SyncServer.Configuration) {
         guard let maximum = configuration.maximumOfflineTime else { return nil }
         store = configuration.store

@@ -62,7 +62,7 @@ extension ServerCore {
         await expireOfflineClientFiles(in: partition, binding: id, tracking: tracking)
         guard let version = partition.clientFiles.expired[id] else { return nil }
         return (
-            "client file \(id) of \(partition.name) was offline longer than \(tracking.maximumOfflineTime) and "
+            "client file \(id) of \(partition.name) was offline longer than \(tracking.maximumText) and "
                 + "the server forgot it: the client must be reset",
             ClientResetDetails(
                 reason: .clientExpired, serverVersion: partition.latestVersion, lastIntegratedClientVersion: version)

@@ -21,7 +21,8 @@ struct EngineFixture {
         random: @escaping @Sendable () -> Double = { 0 },
         faults: FaultInjectingTransport.Faults = .init(),
         directory: TemporaryDirectory = TemporaryDirectory(),
-        timing: EngineTiming = EngineTiming()
+        timing: EngineTiming = EngineTiming(),
+        configure: (inout SyncApp.Configuration) -> Void = { _ in }
     ) async throws {
         self.directory = directory
         if let server {
@@ -38,7 +39,8 @@ struct EngineFixture {
             connectionSharing: sharing,
             stopPolicy: stopPolicy,
             random: random,
-            timing: timing
+            timing: timing,
+            configure: configure
         )
         errors = Collected(app.errors)
     }

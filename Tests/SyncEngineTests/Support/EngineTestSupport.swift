@@ -47,24 +47,25 @@ func makeApp(
     connectionSharing: ConnectionSharing = .perUser,
     stopPolicy: StopPolicy = .afterChangesUploaded,
     random: @escaping @Sendable () -> Double = { 0 },
-    timing: EngineTiming = EngineTiming()
+    timing: EngineTiming = EngineTiming(),
+    configure: (inout SyncApp.Configuration) -> Void = { _ in }
 ) -> SyncApp {
-    SyncApp(
-        configuration: .init(
-            server: server,
-            directory: directory,
-            transport: transport,
-            connectionSharing: connectionSharing,
-            stopPolicy: stopPolicy,
-            backoff: timing.backoff,
-            connectTimeout: timing.connectTimeout,
-            pingInterval: timing.pingInterval,
-            pongTimeout: timing.pongTimeout,
-            timerExecutor: timers,
-            callbackExecutor: ImmediateExecutor(),
-            random: random
-        )
+    var configuration = SyncApp.Configuration(
+        server: server,
+        directory: directory,
+        transport: transport,
+        connectionSharing: connectionSharing,
+        stopPolicy: stopPolicy,
+        backoff: timing.backoff,
+        connectTimeout: timing.connectTimeout,
+        pingInterval: timing.pingInterval,
+        pongTimeout: timing.pongTimeout,
+        timerExecutor: timers,
+        callbackExecutor: ImmediateExecutor(),
+        random: random
     )
+    configure(&configuration)
+    return SyncApp(configuration: configuration)
 }
 
 /// The engine's timing configuration, Realm's defaults unless changed.
