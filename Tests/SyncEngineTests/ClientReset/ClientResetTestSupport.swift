@@ -22,6 +22,14 @@ func forgetfulServer(
         configuration: .init(store: store, maximumOfflineTime: .seconds(30 * 86_400), clock: clock.read))
 }
 
+/// Waits until `server` counts `connections` open connections: it has handled the end of the others (so
+/// their client files were last seen before the test moves the server's clock on).
+func serverNoticed(_ server: SyncServer, connections: Int) async throws {
+    try await eventually("the server counts \(connections) connections", limit: .seconds(60)) {
+        server.connectionCount == connections
+    }
+}
+
 /// Records what a client reset hands out: the events of a session's stream and the handler's calls,
 /// in the order they came, as text, and the events themselves.
 final class ResetRecorder: Sendable {

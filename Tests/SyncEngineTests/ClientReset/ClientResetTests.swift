@@ -48,6 +48,7 @@ struct ClientResetTests {
         try await sessionB.wait(for: .upload)
         try await sessionA.wait(for: .download)
         sessionA.suspend()
+        try await serverNoticed(server, connections: 1)  // A was last seen now
         for value: UInt8 in [3, 4] { try await sessionA.write(payload(value)) }
         clock.advance(days: 31)
         try await sessionB.write(payload(12))  // B stayed bound: seen, not forgotten
@@ -166,6 +167,7 @@ struct ClientResetTests {
         try await a.write(payload(5))
         try await eventually("a5 integrated") { (try? await server.changesets(in: "p").count) == 7 }
         a.suspend()
+        try await serverNoticed(server, connections: 1)
         scenario.a.transport.faults = .init()
         try await a.write(payload(6))
         scenario.clock.advance(days: 31)
@@ -257,6 +259,7 @@ struct ClientResetTests {
         try await session.write(payload(1))
         try await session.wait(for: .upload)
         session.suspend()
+        try await serverNoticed(server, connections: 0)
         try await session.write(payload(2))
         let previous = await session.engine.clientFileIDForTests
         let storePath = directory.url.appendingPathComponent("anonymous")
@@ -316,6 +319,7 @@ struct ClientResetTests {
         try await session.write(payload(1))
         try await session.wait(for: .upload)
         session.suspend()
+        try await serverNoticed(server, connections: 0)
         try await session.write(payload(2))
         clock.advance(days: 31)
         session.resume()
