@@ -63,6 +63,8 @@ extension SyncApp {
         struct TestHooks: Sendable {
             /// See `ClientResetSettings.beforeSwap`.
             var beforeClientResetSwap: @Sendable () throws(SyncError) -> Void = {}
+            /// Called by `deleteLocalFiles` once it holds the store's lock, just before it renames the store.
+            var deleteLocalFilesWillRename: @Sendable () -> Void = {}
         }
 
         /// A configuration with Realm's defaults: connections shared per user, stop after changes are
