@@ -170,6 +170,35 @@ struct UsersAndActivityTests {
         #expect(activity.values.last == .offline)
     }
 
+    @Test("logOut and close make syncActivity .offline at once, whatever callbacks are still queued")
+    func offlineAtLogOut() async throws {
+        let server = try await SyncServer.embedded()
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let callbacks = TestExecutor()
+        let app = makeApp(
+            server: server.endpoint, directory: directory.url, configure: { $0.callbackExecutor = callbacks })
+        let user = try await app.login(.anonymous)
+        let session = try await user.openSession(partition: "p")
+        try await session.write(Data("x".utf8))
+        try await session.wait(for: .upload)
+        try await eventually("synced") {
+            callbacks.run()
+            return user.syncActivity.value == .synced && app.syncActivity.value == .synced
+        }
+        await user.logOut()
+        #expect(user.syncActivity.value == .offline)
+        let other = try await app.login(.apiKey("other"))
+        _ = try await other.openSession(partition: "q").wait(for: .download)
+        try await eventually("the app synced again") {
+            callbacks.run()
+            return app.syncActivity.value == .synced
+        }
+        try await app.close()
+        #expect(app.syncActivity.value == .offline)
+        #expect(other.syncActivity.value == .offline)
+    }
+
     @Test(
         "app.syncActivity adds up several users: syncing while any is, synced when all connected are, as users log out")
     func severalUsers() async throws {
