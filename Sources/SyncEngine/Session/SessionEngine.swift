@@ -455,15 +455,18 @@ actor SessionEngine {
             var failure: SyncError?
             var locations: [RecordLocation] = []
             if !records.isEmpty {
-                let started = ContinuousClock.now
+                // The clock is read only when the timing is logged: below .debug a commit costs the log nothing.
+                let started = logger.isEnabled(.debug) ? ContinuousClock.now : nil
                 do {
                     locations = try await store.file.append(records.map { $0.encoded() })
                 } catch {
                     failure = error
                 }
-                logger.log(
-                    .debug, LogCategory.store,
-                    "\(partition): committed \(records.count) records in \(ContinuousClock.now - started)")
+                if let started {
+                    logger.log(
+                        .debug, LogCategory.store,
+                        "\(partition): committed \(records.count) records in \(ContinuousClock.now - started)")
+                }
             }
             pendingBytes -= batch.reduce(0) { $0 + $1.byteCount }
             if let failure {
