@@ -12,8 +12,9 @@ let package = Package(
         .executable(name: "sync-server", targets: ["sync-server"]),
     ],
     targets: [
-        // Reactive streams; knows nothing about sync.
-        .target(name: "SyncStreams"),
+        // Reactive streams; knows nothing about sync. Its C shim: a thread-local, futex, membarrier.
+        .target(name: "CSyncStreams"),
+        .target(name: "SyncStreams", dependencies: ["CSyncStreams"]),
         // Shared by client and server: wire messages, their binary encoding, the transport abstraction.
         .target(name: "SyncWire", dependencies: ["SyncStreams"]),
         // Shared by client and server: the durable append-only record file.

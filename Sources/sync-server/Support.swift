@@ -47,11 +47,19 @@ enum StopSignal {
                     continuation.resume(returning: number)
                 }
                 source.resume()
-                sources.withLock { $0.append(source) }
+                sources.withLock { $0.append(SignalSource(source)) }
             }
         }
     }
 
     /// Keeps the sources alive for the life of the process.
-    private static let sources = Locked<[any DispatchSourceSignal]>([])
+    private static let sources = Locked<[SignalSource]>([])
+}
+
+/// A dispatch signal source kept alive in a lock.
+private struct SignalSource: @unchecked Sendable {
+    // @unchecked Sendable: Dispatch sources are thread-safe (Dispatch on Linux does not annotate them);
+    // this one is only stored, never touched again.
+    let source: any DispatchSourceSignal
+    init(_ source: any DispatchSourceSignal) { self.source = source }
 }

@@ -86,7 +86,7 @@ final class StreamValuesSubscription<Element: Sendable, Failure: Error>: Sendabl
 @usableFromInline
 final class StreamValuesBuffer<Element: Sendable, Failure: Error>: Sendable {
     @usableFromInline
-    struct State {
+    struct State: Sendable {
         @usableFromInline var values = FIFO<Element>()
         @usableFromInline var isFinished = false
         @usableFromInline var failure: Failure?

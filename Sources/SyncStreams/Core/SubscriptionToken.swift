@@ -30,13 +30,24 @@ final class ClosureCancellation: Cancellation, @unchecked Sendable {
 
 /// Keeps a subscription alive; invalidating it, or releasing its last reference, ends the subscription.
 ///
-/// - `invalidate()` is idempotent and thread-safe. When it returns, no callback of the subscription starts
-///   any more; if a callback is running on another thread at that moment, `invalidate()` waits for it to
-///   return (a callback that invalidates its own subscription does not wait). So a callback must not block
-///   waiting for a thread that is invalidating that same subscription (two threads invalidating each
-///   other's subscriptions from inside those subscriptions' callbacks would wait for each other).
-/// - Everything the subscription captured (closures, upstream subscriptions, timers) is released by
-///   invalidation.
+/// When `invalidate()` blocks, and which form to use:
+/// - **From outside any stream callback** (the common case), `invalidate()` stops the deliveries and, if
+///   *this* subscription's callback is running on another thread at that moment, waits for it to return —
+///   only for that one callback, never for other subscribers' callbacks. When it returns, no callback of
+///   the subscription starts any more, so whatever the callbacks use may be torn down safely.
+/// - **From inside any stream callback** (of this subscription or another), `invalidate()` never waits for
+///   another thread: it stops future deliveries and returns at once. A callback of this subscription that
+///   another thread has already started may still run to its end. (Two callbacks on two threads that
+///   invalidate each other's subscriptions would otherwise wait for each other.)
+/// - **`invalidate(waiting: false)`** never waits, from anywhere: use it where blocking is not allowed — on
+///   an actor, on the main thread while a callback may be waiting for it — and tolerate one callback in
+///   flight.
+/// - **Releasing the last reference** (the token's `deinit`) is `invalidate()`: it may wait as described,
+///   on the thread that drops the reference.
+///
+/// Also:
+/// - Invalidation is idempotent and thread-safe; everything the subscription captured (closures, upstream
+///   subscriptions, timers) is released by it.
 /// - Tokens are `Hashable` by identity, so they can be kept in a `Set` with `store(in:)`.
 public final class SubscriptionToken: Hashable, Sendable {
     @usableFromInline let target: Atomic<Unmanaged<Cancellation>?>
@@ -63,14 +74,19 @@ public final class SubscriptionToken: Hashable, Sendable {
 
     deinit { invalidate(waiting: true) }
 
-    /// Ends the subscription. Idempotent; no callback starts after this returns.
+    /// Ends the subscription. Idempotent. From outside any stream callback, no callback of the
+    /// subscription starts after this returns (it waits for this subscription's callback if one is
+    /// running on another thread); from inside a callback it never waits. See the type's documentation.
     public func invalidate() { invalidate(waiting: true) }
 
     /// Whether `invalidate()` has been called (or the token was created invalid).
     public var isInvalidated: Bool { target.load(ordering: .acquiring) == nil }
 
+    /// Ends the subscription; with `waiting: false` it never blocks: future deliveries stop at once, and a
+    /// callback already started on another thread may still run to its end. `invalidate(waiting: true)`
+    /// is `invalidate()`.
     @inlinable
-    func invalidate(waiting: Bool) {
+    public func invalidate(waiting: Bool) {
         // A plain load first: an already invalidated token (the common case at deinit) costs no
         // read-modify-write.
         guard target.load(ordering: .relaxed) != nil,

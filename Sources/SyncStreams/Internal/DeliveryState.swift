@@ -9,40 +9,49 @@ enum DeliveryEvent<Output: Sendable, Failure: Error> {
     case targeted(Subscriber<Output, Failure>, [Output], StreamCompletion<Failure>?)
 }
 
-/// What the caller of a `DeliveryState` transition must do once it has released the lock.
+/// What the caller of a `DeliveryState` transition does once it has released the lock.
 @usableFromInline
 enum DeliveryAction<Output: Sendable, Failure: Error> {
     /// Nothing: no event is waiting, or another thread is already delivering.
     case none
-    /// Deliver this event to these subscribers, then ask `next()` for more. The buffer is borrowed from
-    /// the state's subscriber array, which nobody mutates in place or frees while a drain runs (see
-    /// `retired`); it stays valid until the drainer's next transition.
-    case deliver(DeliveryEvent<Output, Failure>, UnsafeBufferPointer<Subscriber<Output, Failure>>)
-    /// Ask the executor to run a drain.
+    /// Deliver this event (serial number `serial`) to these subscribers, then ask `next()` for more.
+    case deliver(DeliveryEvent<Output, Failure>, BorrowedSubscribers<Output, Failure>, serial: UInt32)
+    /// Ask the executor to run a drain (a drain is scheduled: the relay stays claimed until it runs).
     case schedule
 }
 
 /// The state machine behind every relay: subscribers, the queue of undelivered events, and who drains it.
 ///
-/// Serialization comes from a single drainer: whoever enqueues into an idle state becomes the drainer
-/// (or, with an executor, schedules one) and delivers events one at a time until the queue is empty. A
-/// send from another thread or from inside a callback only enqueues, so it never blocks and never
-/// reorders. Every transition runs under the owning relay's lock and returns what to do next; the relay
-/// performs it after unlocking.
+/// Serialization comes from a single drainer: whoever enqueues into an idle state becomes the drainer (or,
+/// with an executor, schedules one) and delivers events one at a time. A send from another thread or from
+/// inside a callback only enqueues, so it never blocks and never reorders. Every transition runs under
+/// the owning relay's lock and returns what to do next; the relay performs it after unlocking.
+///
+/// Fairness: a drain is bounded. A drain scheduled on an executor delivers what was queued when it
+/// started, then schedules the rest as a new job (so other work on that executor interleaves). An inline
+/// drain (on the sending thread) delivers its own thread's events without limit, but once other threads
+/// have queued more than `inlineForeignBudget` events during it, it hands the rest to a scheduled drain
+/// and returns — a thread that sent one value is never held delivering a fast producer's values forever.
 @usableFromInline
 struct DeliveryState<Output: Sendable, Failure: Error> {
-    @usableFromInline var subscribers: ContiguousArray<Subscriber<Output, Failure>> = []
+    @usableFromInline var subscribers = SubscriberList<Output, Failure>()
     @usableFromInline var queue = FIFO<DeliveryEvent<Output, Failure>>()
     /// A drain is running or scheduled.
     @usableFromInline var isDraining = false
     /// The thread running the drain; nil while idle or while a drain is scheduled but not yet running.
     @usableFromInline var drainer: ThreadID?
-    /// Counts delivered events, so a waiting `remove` can tell the event in flight has been delivered.
-    @usableFromInline var round: UInt64 = 0
-    /// Subscriber arrays replaced while a drain runs: kept alive until the drainer finishes the event it
-    /// is delivering, because it reads the array it borrowed without retaining it (which saves a
-    /// retain/release pair per value). Handed to the drainer by `next()`, to be released outside the lock.
-    @usableFromInline var retired: [ContiguousArray<Subscriber<Output, Failure>>] = []
+    /// The serial number of the event being delivered (incremented as each event starts).
+    @usableFromInline var serial: UInt32 = 0
+    /// The subscribers the event in flight is for (a borrowed view), or the one a targeted event is for.
+    @usableFromInline var inFlight = BorrowedSubscribers<Output, Failure>.none
+    /// Identity only (no reference: releasing under the lock could run a deinit).
+    @usableFromInline var inFlightTarget: ObjectIdentifier?
+    /// The running drain was scheduled (on the relay's executor, or as a hand-over).
+    @usableFromInline var isScheduledDrain = false
+    /// Events a scheduled drain may still deliver before it hands the rest to a new job.
+    @usableFromInline var scheduledBudget = 0
+    /// Events other threads queued while an inline drain ran.
+    @usableFromInline var foreignEnqueued = 0
     /// A completion has been enqueued: nothing more is accepted.
     @usableFromInline var isTerminated = false
     @usableFromInline var terminalCompletion: StreamCompletion<Failure>?
@@ -51,19 +60,34 @@ struct DeliveryState<Output: Sendable, Failure: Error> {
     /// With `true`, a value still waiting in the queue is replaced by a newer one.
     @usableFromInline let conflatesValues: Bool
 
+    /// How many events other threads may queue during an inline drain before it hands the rest on.
+    @usableFromInline static var inlineForeignBudget: Int { 64 }
+
     @inlinable
     init(conflatesValues: Bool = false) { self.conflatesValues = conflatesValues }
 
-    /// Enqueues a value; returns false (and drops it) after a completion.
+    /// Enqueues a value. Returns false (dropping it) after a completion; with conflation, hands back the
+    /// value it replaced in `replaced`, for the caller to release outside the lock.
+    @inlinable
+    @discardableResult
+    mutating func enqueue(_ value: Output, replaced: inout DeliveryEvent<Output, Failure>?) -> Bool {
+        guard !isTerminated else { return false }
+        noteEnqueue()
+        if conflatesValues, case .value(_, let waitingGeneration)? = queue.last, waitingGeneration == generation {
+            replaced = queue.replaceLast(with: .value(value, generation: generation))
+        } else {
+            queue.append(.value(value, generation: generation))
+        }
+        return true
+    }
+
+    /// Enqueues a value; for callers that never conflate (no relay with `conflatesValues` uses this).
     @inlinable
     @discardableResult
     mutating func enqueue(_ value: Output) -> Bool {
         guard !isTerminated else { return false }
-        if conflatesValues, case .value(_, let waitingGeneration)? = queue.last, waitingGeneration == generation {
-            queue.last = .value(value, generation: generation)
-        } else {
-            queue.append(.value(value, generation: generation))
-        }
+        noteEnqueue()
+        queue.append(.value(value, generation: generation))
         return true
     }
 
@@ -72,10 +96,17 @@ struct DeliveryState<Output: Sendable, Failure: Error> {
     @discardableResult
     mutating func enqueue(completion: StreamCompletion<Failure>) -> Bool {
         guard !isTerminated else { return false }
+        noteEnqueue()
         isTerminated = true
         terminalCompletion = completion
         queue.append(.completion(completion, generation: generation))
         return true
+    }
+
+    /// Counts an event queued by another thread than the one draining inline.
+    @inlinable @inline(__always)
+    mutating func noteEnqueue() {
+        if isDraining, let drainer, drainer != .current { foreignEnqueued &+= 1 }
     }
 
     /// Attaches a subscriber, which first receives `initialValues` (in order), then every later event.
@@ -88,47 +119,31 @@ struct DeliveryState<Output: Sendable, Failure: Error> {
         if let completion = terminalCompletion {
             queue.append(.targeted(subscriber, [], completion))
         } else {
-            retireSubscribersIfDraining()
             subscribers.append(subscriber)
             if !initialValues.isEmpty { queue.append(.targeted(subscriber, initialValues, nil)) }
         }
     }
 
-    /// Detaches a subscriber; returns whether a drain is running (then a caller that must not return
-    /// while a callback runs on another thread checks `isDeliveringOnAnotherThread`).
+    /// Detaches a subscriber: it is marked cancelled (no callback of it starts once a drain reads the
+    /// mark) and leaves the list. Returns its list reference for the caller to release after unlocking.
     @inlinable
-    mutating func detach(_ subscriber: Subscriber<Output, Failure>) -> Bool {
+    mutating func detach(_ subscriber: Subscriber<Output, Failure>) -> Unmanaged<Subscriber<Output, Failure>>? {
         subscriber.markCancelled()
         subscriber.token = nil
-        var index = subscribers.count - 1
-        while index >= 0 {
-            if subscribers[index] === subscriber {
-                retireSubscribersIfDraining()
-                subscribers.remove(at: index)
-                break
-            }
-            index -= 1
+        return subscribers.remove(subscriber)
+    }
+
+    /// Where the event in flight on another thread is calling, or about to call, `subscriber`: the
+    /// position a waiting `remove` waits on (see `InFlightCallback`). Nil when no drain is running or the
+    /// event in flight does not include it.
+    @inlinable
+    func inFlightPosition(of subscriber: Subscriber<Output, Failure>) -> (serial: UInt32, index: UInt32)? {
+        guard isDraining, drainer != nil else { return nil }
+        if let target = inFlightTarget {
+            return target == ObjectIdentifier(subscriber) ? (serial, 0) : nil
         }
-        return isDraining
-    }
-
-    /// Before changing `subscribers` during a drain: keep the current array alive (the drainer may be
-    /// reading it), which also makes the coming mutation copy it instead of changing it in place.
-    @inlinable
-    mutating func retireSubscribersIfDraining() {
-        if isDraining { retired.append(subscribers) }
-    }
-
-    /// The drainer's view of the subscribers, borrowed without retaining; see `retired`.
-    @inlinable
-    func borrowSubscribers() -> UnsafeBufferPointer<Subscriber<Output, Failure>> {
-        subscribers.withUnsafeBufferPointer { $0 }
-    }
-
-    @inlinable
-    func isDeliveringOnAnotherThread(than caller: ThreadID) -> Bool {
-        guard isDraining, let drainer else { return false }
-        return drainer != caller
+        guard let index = inFlight.firstIndex(of: subscriber) else { return nil }
+        return (serial, UInt32(truncatingIfNeeded: index))
     }
 
     /// After any transition that may have enqueued: start draining if the queue is idle and non-empty.
@@ -141,24 +156,61 @@ struct DeliveryState<Output: Sendable, Failure: Error> {
             return .schedule
         }
         drainer = .current
+        isScheduledDrain = false
+        foreignEnqueued = 0
         return popForDelivery()
     }
 
-    /// A scheduled drain starts running on the current thread.
+    /// Claims an idle relay for an inline delivery that bypasses the queue (the send fast path): the
+    /// caller delivers to the returned subscribers, then calls `next()`.
+    @inlinable
+    mutating func claimForDirectDelivery(
+        target: ObjectIdentifier? = nil
+    ) -> (
+        BorrowedSubscribers<Output, Failure>, serial: UInt32
+    ) {
+        isDraining = true
+        drainer = .current
+        isScheduledDrain = false
+        foreignEnqueued = 0
+        serial &+= 1
+        inFlightTarget = target
+        inFlight = target == nil ? subscribers.borrow() : .none
+        return (inFlight, serial)
+    }
+
+    /// A scheduled drain starts running on the current thread: it may deliver what is queued now.
     @inlinable
     mutating func beginScheduledDrain() -> DeliveryAction<Output, Failure> {
         drainer = .current
+        isScheduledDrain = true
+        scheduledBudget = Swift.max(queue.count, 1)
         return popForDelivery()
     }
 
-    /// The drainer finished delivering one event: the next one, or idle. Also hands over the retired
-    /// subscriber arrays, which the caller releases after unlocking.
+    /// The drainer finished delivering one event: the next one, a hand-over to a scheduled drain, or
+    /// idle. Also returns what the subscriber list retired during the event, to dispose of after unlocking.
     @inlinable
-    mutating func next(
-        releasing retiredOut: inout [ContiguousArray<Subscriber<Output, Failure>>]
-    ) -> DeliveryAction<Output, Failure> {
-        round &+= 1
-        if !retired.isEmpty { swap(&retired, &retiredOut) }
+    mutating func next(leftovers: inout SubscriberListLeftovers<Output, Failure>?) -> DeliveryAction<Output, Failure> {
+        leftovers = subscribers.endBorrow()
+        inFlight = .none
+        inFlightTarget = nil
+        if queue.isEmpty {
+            isDraining = false
+            drainer = nil
+            return .none
+        }
+        if isScheduledDrain {
+            scheduledBudget -= 1
+            if scheduledBudget <= 0 {
+                drainer = nil
+                return .schedule
+            }
+        } else if foreignEnqueued > Self.inlineForeignBudget {
+            drainer = nil
+            foreignEnqueued = 0
+            return .schedule
+        }
         return popForDelivery()
     }
 
@@ -169,62 +221,20 @@ struct DeliveryState<Output: Sendable, Failure: Error> {
             drainer = nil
             return .none
         }
+        serial &+= 1
         switch event {
         case .value:
-            return .deliver(event, borrowSubscribers())
+            inFlight = subscribers.borrow()
+            return .deliver(event, inFlight, serial: serial)
         case .completion:
-            // Every subscriber is done: the array moves to `retired` (alive until this event is
-            // delivered) and the list empties.
-            retired.append(subscribers)
-            subscribers = []
-            return .deliver(event, retired[retired.count - 1].withUnsafeBufferPointer { $0 })
-        case .targeted:
-            return .deliver(event, UnsafeBufferPointer(start: nil, count: 0))
-        }
-    }
-
-    /// Delivers one event to borrowed subscribers. Runs outside the lock.
-    @inlinable
-    static func deliver(
-        _ event: DeliveryEvent<Output, Failure>,
-        to subscribers: UnsafeBufferPointer<Subscriber<Output, Failure>>
-    ) {
-        switch event {
-        case .value(let value, let generation):
-            forEach(in: subscribers) { subscriber in
-                if subscriber.generation < generation { subscriber.receive(value) }
-            }
-        case .completion(let completion, let generation):
-            forEach(in: subscribers) { subscriber in
-                if subscriber.generation < generation { subscriber.receive(completion: completion) }
-            }
-        case .targeted(let subscriber, let values, let completion):
-            for value in values { subscriber.receive(value) }
-            if let completion { subscriber.receive(completion: completion) }
-        }
-    }
-
-    /// Delivers a value to every borrowed subscriber, borrowed while the queue was empty (so every one
-    /// of them was attached before the value was sent).
-    @inlinable
-    static func deliver(_ value: Output, to subscribers: UnsafeBufferPointer<Subscriber<Output, Failure>>) {
-        forEach(in: subscribers) { $0.receive(value) }
-    }
-
-    /// Visits borrowed subscribers without retaining each one: the array they were borrowed from holds
-    /// them all strongly for the whole visit, so reading them as `Unmanaged` (which has the layout of a
-    /// strong reference) is safe and saves a retain/release pair per delivery.
-    @inlinable @inline(__always)
-    static func forEach(
-        in subscribers: UnsafeBufferPointer<Subscriber<Output, Failure>>,
-        _ body: (Subscriber<Output, Failure>) -> Void
-    ) {
-        guard let base = subscribers.baseAddress else { return }
-        let count = subscribers.count
-        base.withMemoryRebound(to: Unmanaged<Subscriber<Output, Failure>>.self, capacity: count) { borrowed in
-            for index in 0..<count {
-                borrowed[index]._withUnsafeGuaranteedRef(body)
-            }
+            // Every subscriber is done: the list empties, its buffer stays readable (borrowed) for this
+            // event, and the subscribers' references are released when the borrow ends.
+            inFlight = subscribers.borrow()
+            _ = subscribers.removeAll()
+            return .deliver(event, inFlight, serial: serial)
+        case .targeted(let subscriber, _, _):
+            inFlightTarget = ObjectIdentifier(subscriber)
+            return .deliver(event, .none, serial: serial)
         }
     }
 }

@@ -31,28 +31,27 @@ struct FIFO<Element> {
         return element
     }
 
+    /// The oldest element, which `popFirst()` would return.
+    @inlinable
+    var first: Element? { isEmpty ? nil : storage[head] }
+
     /// The most recently appended element that has not been popped.
     @inlinable
-    var last: Element? {
-        get { isEmpty ? nil : storage[storage.count - 1] }
-        set {
-            precondition(!isEmpty, "FIFO.last set on an empty queue")
-            storage[storage.count - 1] = newValue
-        }
+    var last: Element? { isEmpty ? nil : storage[storage.count - 1] }
+
+    /// Replaces the most recently appended element, returning the one replaced (for the caller to release
+    /// outside its lock: releasing a value may run user code). The queue must not be empty.
+    @inlinable
+    mutating func replaceLast(with element: Element) -> Element? {
+        precondition(!isEmpty, "FIFO.replaceLast on an empty queue")
+        let replaced = storage[storage.count - 1]
+        storage[storage.count - 1] = element
+        return replaced
     }
 
     /// The queued elements, oldest first, without removing them.
     @inlinable
     var elements: [Element] { storage[head...].map { $0! } }
-
-    /// Removes every element, returning them in order.
-    @inlinable
-    mutating func removeAll() -> [Element] {
-        var result: [Element] = []
-        result.reserveCapacity(count)
-        while let element = popFirst() { result.append(element) }
-        return result
-    }
 }
 
 extension FIFO: Sendable where Element: Sendable {}

@@ -51,8 +51,9 @@ final class Lock: @unchecked Sendable {
 ///
 /// Visible to the package's other modules (`package` access), so the package has one lock; not public API.
 @usableFromInline
-package final class Locked<State>: @unchecked Sendable {
-    // @unchecked Sendable: `state` is only read or written inside `withLock`, under `lock`.
+package final class Locked<State: Sendable>: @unchecked Sendable {
+    // @unchecked Sendable: `state` is only read or written inside `withLock`, under `lock`; it is itself
+    // Sendable, so what `withLock` returns or captures may cross threads.
     @usableFromInline let lock = Lock()
     @usableFromInline var state: State
 
@@ -65,22 +66,4 @@ package final class Locked<State>: @unchecked Sendable {
         defer { lock.unlock() }
         return try body(&state)
     }
-}
-
-/// The identity of the calling thread, used to recognise re-entrant calls from inside a callback.
-@usableFromInline
-struct ThreadID: Equatable, Sendable {
-    @usableFromInline let raw: UInt
-
-    @inlinable
-    static var current: ThreadID {
-        #if canImport(Darwin)
-            ThreadID(raw: UInt(bitPattern: pthread_self()))
-        #else
-            ThreadID(raw: UInt(pthread_self()))
-        #endif
-    }
-
-    @inlinable
-    init(raw: UInt) { self.raw = raw }
 }

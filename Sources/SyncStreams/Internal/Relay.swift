@@ -1,22 +1,33 @@
+import Dispatch
 import Synchronization
 
 /// Lock + `DeliveryState` + the drain loop: the engine under every subject and every operator that has
 /// state or delivers from more than one thread.
 ///
-/// `Extra` is the owning stream's or operator's own state, guarded by the same lock, so an operator can
-/// change its state and enqueue the resulting events in one critical section (which keeps the order of
-/// events equal to the order of state changes) and still call out only after unlocking.
+/// `Extra` is the owning stream's or operator's own state (an operator's state machine), guarded by the
+/// same lock, so an operator can change its state and enqueue the resulting events in one critical
+/// section (which keeps the order of events equal to the order of state changes) and still call out only
+/// after unlocking.
 ///
 /// Delivery: the thread that enqueues into an idle relay drains it inline (or, with an executor, the
 /// executor runs the drain). While a drain runs, other senders (other threads, or callbacks re-entering)
-/// only enqueue. `remove(_:waiting: true)` from another thread waits until the event in flight has been
-/// delivered, which is what makes "no callback starts after `invalidate()` returns" hold.
+/// only enqueue. Before each callback the drain publishes which subscriber it is calling
+/// (`InFlightCallback`), so `remove(_:waiting: true)` from another thread waits only while *that*
+/// subscriber's callback runs — which is what makes "no callback starts after `invalidate()` returns"
+/// hold without ever waiting behind another subscriber's callback. A remove from inside any callback
+/// never waits (`CallbackScope`).
+///
+/// Nothing is called, and no user value released, while the lock is held: transitions return what to do
+/// and what to release, and the relay does it after unlocking.
 @usableFromInline
 final class Relay<Output: Sendable, Failure: Error, Extra>: @unchecked Sendable {
-    // @unchecked Sendable: `guarded` is only touched with `lock` held; `executor` is
+    // @unchecked Sendable: `guarded` is only touched with `lock` held; the borrowed subscriber views a
+    // drain reads outside the lock are immutable while borrowed (see `SubscriberList`); `executor` is
     // immutable and Sendable. Exclusivity is checked by the lock, so the runtime check is turned off.
-    /// The relay's lock: see `SpinLock`. A user of the relay never holds it while calling out.
-    @usableFromInline let lock = SpinLock()
+    /// The relay's lock: see `ParkingLock`. Never held while calling out.
+    @usableFromInline let lock = ParkingLock()
+    /// Where the drain is calling, for precise waiting.
+    @usableFromInline let inFlightCallback = InFlightCallback()
     /// The owner's state and the delivery state, in one stored property: ThreadSanitizer misreads an
     /// access to a zero-sized stored property (an `Extra` of `Void`) as a race with the object's header,
     /// so the only stored access is to this non-empty struct.
@@ -33,6 +44,12 @@ final class Relay<Output: Sendable, Failure: Error, Extra>: @unchecked Sendable 
         self.guarded = Guarded(extra: extra, delivery: DeliveryState(conflatesValues: conflatesValues))
         self.executor = executor
         self.hasExecutor = executor != nil
+    }
+
+    @inlinable
+    deinit {
+        // Nothing can be borrowing the list: a drain holds the relay alive.
+        guarded.delivery.subscribers.destroy()
     }
 
     @usableFromInline
@@ -66,6 +83,8 @@ final class Relay<Output: Sendable, Failure: Error, Extra>: @unchecked Sendable 
         )
     }
 
+    // MARK: - Changing state and enqueuing
+
     /// Runs `body` under the lock, then delivers whatever it enqueued (outside the lock).
     @inlinable
     @discardableResult
@@ -78,16 +97,27 @@ final class Relay<Output: Sendable, Failure: Error, Extra>: @unchecked Sendable 
         return result
     }
 
-    /// Runs `body` under the lock; the value it returns, if any, is sent (as by `send(_:)`) in the same
-    /// critical section. The common shape of an operator step, with the fast path of `send`.
+    /// One step of an operator's state machine: `body` runs under the lock and returns an action; its
+    /// emissions are enqueued in the same critical section (so events leave in the order of the state
+    /// changes), delivered after unlocking, and its effect is returned for the operator to perform
+    /// outside the lock.
     @inlinable
-    func update(emitting body: (inout Extra) -> Output?) {
+    func step<Effect>(_ body: (inout Extra) -> OperatorAction<Output, Failure, Effect>) -> Effect? {
         lock.lock()
-        if let value = body(&guarded.extra) {
+        let action = body(&guarded.extra)
+        if let value = action.value, action.completion == nil {
+            // The common shape (one value, no completion): `send`'s fast path.
             sendLocked(value)
-        } else {
-            lock.unlock()
+            return action.effect
         }
+        var replaced: DeliveryEvent<Output, Failure>?
+        if let value = action.value { guarded.delivery.enqueue(value, replaced: &replaced) }
+        if let completion = action.completion { guarded.delivery.enqueue(completion: completion) }
+        let delivery = guarded.delivery.claim(byExecutor: hasExecutor)
+        lock.unlock()
+        _ = replaced
+        perform(delivery)
+        return action.effect
     }
 
     /// Reads or changes the owner's state under the lock, without delivering anything.
@@ -124,17 +154,18 @@ final class Relay<Output: Sendable, Failure: Error, Extra>: @unchecked Sendable 
                 lock.unlock()
                 return
             }
-            guarded.delivery.isDraining = true
-            guarded.delivery.drainer = .current
-            let subscribers = guarded.delivery.borrowSubscribers()
+            let (subscribers, serial) = guarded.delivery.claimForDirectDelivery()
             lock.unlock()
-            DeliveryState.deliver(value, to: subscribers)
+            CallbackScope.enter()
+            deliver(value, to: subscribers, serial: serial)
             continueDraining()
             return
         }
-        guarded.delivery.enqueue(value)
+        var replaced: DeliveryEvent<Output, Failure>?
+        guarded.delivery.enqueue(value, replaced: &replaced)
         let action = guarded.delivery.claim(byExecutor: hasExecutor)
         lock.unlock()
+        _ = replaced
         perform(action)
     }
 
@@ -147,6 +178,8 @@ final class Relay<Output: Sendable, Failure: Error, Extra>: @unchecked Sendable 
         perform(action)
     }
 
+    // MARK: - Subscribers
+
     /// Creates a subscriber and its token: the subscription a subject hands out.
     ///
     /// The token knows its subscriber, so at completion the relay can take the subscriber out of the token
@@ -157,8 +190,11 @@ final class Relay<Output: Sendable, Failure: Error, Extra>: @unchecked Sendable 
         onCompletion: @escaping @Sendable (StreamCompletion<Failure>) -> Void,
         initialValue: ((inout Extra) -> Output?)? = nil
     ) -> SubscriptionToken {
-        // The new subscriber moves straight into its token, and is borrowed from there: one
-        // retain/release pair less than keeping a local reference (measured: churn benchmark P3).
+        // The new subscriber moves straight into its token and is borrowed from there: one retain/release
+        // pair less than keeping a local reference (measured: churn benchmark P3). Sound: the token, a
+        // local alive for the whole closure, holds the reference `target` borrows; the only thing that can
+        // take it out of the token meanwhile is a completion delivered during `attach` (`didComplete`), and
+        // the closure does not touch `target` after `attach` returns.
         let token = SubscriptionToken(Subscriber(owner: owner, onValue: onValue, onCompletion: onCompletion))
         token.target.load(ordering: .relaxed).unsafelyUnwrapped._withUnsafeGuaranteedRef { target in
             let subscriber = unsafeDowncast(target, to: Subscriber<Output, Failure>.self)
@@ -184,7 +220,6 @@ final class Relay<Output: Sendable, Failure: Error, Extra>: @unchecked Sendable 
     }
 
     /// Attaches a subscriber that receives the events enqueued from now on.
-    ///
     @inlinable
     func attach(_ subscriber: Subscriber<Output, Failure>) {
         lock.lock()
@@ -204,10 +239,12 @@ final class Relay<Output: Sendable, Failure: Error, Extra>: @unchecked Sendable 
         guarded.delivery.attach(subscriber)
         if let initial {
             if !hasExecutor && !guarded.delivery.isDraining {
-                guarded.delivery.isDraining = true
-                guarded.delivery.drainer = .current
+                let (_, serial) = guarded.delivery.claimForDirectDelivery(target: ObjectIdentifier(subscriber))
                 lock.unlock()
+                CallbackScope.enter()
+                inFlightCallback.publish(serial: serial, index: 0)
                 subscriber.receive(initial)
+                inFlightCallback.publish(serial: serial, index: InFlightCallback.idle)
                 continueDraining()
                 return
             }
@@ -240,8 +277,9 @@ final class Relay<Output: Sendable, Failure: Error, Extra>: @unchecked Sendable 
         var tookFromToken = false
         if let token = subscriber.token {
             subscriber.token = nil
-            // Safe to touch the token: it cannot finish deinitializing while we hold the lock (its deinit
-            // detaches this subscriber under the lock first, which clears `subscriber.token`).
+            // Safe to touch the token without retaining it: it cannot finish deinitializing while we hold
+            // the lock (its deinit detaches this subscriber under the lock first, which clears
+            // `subscriber.token`), and retaining an object that may be deinitializing is not allowed.
             tookFromToken = token._withUnsafeGuaranteedRef { token in
                 token.target.compareExchange(
                     expected: Unmanaged<Cancellation>.passUnretained(subscriber),
@@ -255,26 +293,27 @@ final class Relay<Output: Sendable, Failure: Error, Extra>: @unchecked Sendable 
         if tookFromToken { Unmanaged<Cancellation>.passUnretained(subscriber).release() }
     }
 
+    /// Detaches `subscriber`. With `waiting` — a user's `invalidate()` from outside any callback — it
+    /// returns only once the subscriber's callback is not running on another thread; from inside a
+    /// callback, or without `waiting`, it returns at once (a callback already started may still finish).
     @inlinable
     func remove(_ subscriber: Subscriber<Output, Failure>, waiting: Bool) {
         lock.lock()
-        let isDraining = guarded.delivery.detach(subscriber)
-        if waiting && isDraining, case let caller = ThreadID.current,
-            guarded.delivery.isDeliveringOnAnotherThread(than: caller)
-        {
-            // Wait until the event in flight on the other thread has been delivered. Rare (an
-            // invalidation racing a delivery) and short (one callback), so it polls with backoff instead
-            // of parking on a condition.
-            let round = guarded.delivery.round
-            var backoff = Backoff()
-            while guarded.delivery.round == round && guarded.delivery.isDeliveringOnAnotherThread(than: caller) {
-                lock.unlock()
-                backoff.pause()
-                lock.lock()
-            }
+        let released = guarded.delivery.detach(subscriber)
+        var position: (serial: UInt32, index: UInt32)?
+        if waiting, !CallbackScope.isInsideCallback, let inFlight = guarded.delivery.inFlightPosition(of: subscriber) {
+            inFlightCallback.registerWaiter()
+            position = inFlight
         }
         lock.unlock()
+        released?.release()
+        if let position {
+            RelayWaitObserver.willWait()
+            inFlightCallback.waitWhileCalling(serial: position.serial, index: position.index)
+        }
     }
+
+    // MARK: - Draining
 
     @inlinable
     func perform(_ action: DeliveryAction<Output, Failure>) {
@@ -282,10 +321,23 @@ final class Relay<Output: Sendable, Failure: Error, Extra>: @unchecked Sendable 
         case .none:
             return
         case .schedule:
-            executor!.execute { self.runScheduledDrain() }
-        case .deliver(let event, let snapshot):
-            DeliveryState.deliver(event, to: snapshot)
+            scheduleDrain()
+        case .deliver(let event, let subscribers, let serial):
+            CallbackScope.enter()
+            deliver(event, to: subscribers, serial: serial)
             continueDraining()
+        }
+    }
+
+    /// Runs a drain as a job: on the relay's executor, or — for an inline relay handing on the rest of a
+    /// long drain — on a global queue.
+    @usableFromInline
+    func scheduleDrain() {
+        let run: @Sendable () -> Void = { self.runScheduledDrain() }
+        if let executor {
+            executor.execute(run)
+        } else {
+            DispatchQueue.global().async(execute: run)
         }
     }
 
@@ -294,31 +346,108 @@ final class Relay<Output: Sendable, Failure: Error, Extra>: @unchecked Sendable 
         lock.lock()
         let action = guarded.delivery.beginScheduledDrain()
         lock.unlock()
-        if case .deliver(let event, let snapshot) = action {
-            DeliveryState.deliver(event, to: snapshot)
+        if case .deliver(let event, let subscribers, let serial) = action {
+            CallbackScope.enter()
+            deliver(event, to: subscribers, serial: serial)
             continueDraining()
         }
     }
 
-    /// The drainer finished an event: deliver the next ones until the queue is empty.
+    /// The drainer finished an event: deliver the next ones until the queue is empty or the drain's
+    /// budget is spent (then the rest is scheduled). Leaves the callback scope the drain entered.
     @inlinable
     func continueDraining() {
         while true {
             lock.lock()
             // Fast path: nothing was queued or retired meanwhile, so the relay simply goes idle.
-            if _fastPath(guarded.delivery.queue.isEmpty && guarded.delivery.retired.isEmpty) {
-                guarded.delivery.round &+= 1
+            if _fastPath(guarded.delivery.queue.isEmpty && guarded.delivery.subscribers.hasNoLeftovers) {
+                guarded.delivery.subscribers.isBorrowed = false
+                guarded.delivery.inFlight = .none
+                guarded.delivery.inFlightTarget = nil
                 guarded.delivery.isDraining = false
                 guarded.delivery.drainer = nil
                 lock.unlock()
+                CallbackScope.leave()
                 return
             }
-            var retired: [ContiguousArray<Subscriber<Output, Failure>>] = []
-            let action = guarded.delivery.next(releasing: &retired)
+            var leftovers: SubscriberListLeftovers<Output, Failure>?
+            let action = guarded.delivery.next(leftovers: &leftovers)
             lock.unlock()
-            // `retired` is released here, outside the lock (releasing subscribers may run deinits).
-            guard case .deliver(let event, let subscribers) = action else { return }
-            DeliveryState.deliver(event, to: subscribers)
+            // Freed and released here, outside the lock (releasing subscribers may run deinits).
+            leftovers?.dispose()
+            switch action {
+            case .deliver(let event, let subscribers, let serial):
+                deliver(event, to: subscribers, serial: serial)
+            case .schedule:
+                CallbackScope.leave()
+                scheduleDrain()
+                return
+            case .none:
+                CallbackScope.leave()
+                return
+            }
         }
     }
+
+    /// Delivers one event to borrowed subscribers, publishing each callback's position first. Outside the
+    /// lock.
+    @inlinable
+    func deliver(
+        _ event: DeliveryEvent<Output, Failure>,
+        to subscribers: BorrowedSubscribers<Output, Failure>,
+        serial: UInt32
+    ) {
+        switch event {
+        case .value(let value, let generation):
+            forEach(in: subscribers, serial: serial) { subscriber in
+                if subscriber.generation < generation { subscriber.receive(value) }
+            }
+        case .completion(let completion, let generation):
+            forEach(in: subscribers, serial: serial) { subscriber in
+                if subscriber.generation < generation { subscriber.receive(completion: completion) }
+            }
+        case .targeted(let subscriber, let values, let completion):
+            inFlightCallback.publish(serial: serial, index: 0)
+            for value in values { subscriber.receive(value) }
+            if let completion { subscriber.receive(completion: completion) }
+        }
+        inFlightCallback.publish(serial: serial, index: InFlightCallback.idle)
+    }
+
+    /// Delivers a value to every borrowed subscriber, borrowed while the queue was empty (so every one of
+    /// them was attached before the value was sent).
+    @inlinable
+    func deliver(_ value: Output, to subscribers: BorrowedSubscribers<Output, Failure>, serial: UInt32) {
+        forEach(in: subscribers, serial: serial) { $0.receive(value) }
+        inFlightCallback.publish(serial: serial, index: InFlightCallback.idle)
+    }
+
+    /// Visits borrowed subscribers without retaining each one (see `SubscriberList`, rule 3: each is
+    /// backed by a strong reference until the drain ends its borrow), publishing the position of each
+    /// before calling it.
+    @inlinable @inline(__always)
+    func forEach(
+        in subscribers: BorrowedSubscribers<Output, Failure>,
+        serial: UInt32,
+        _ body: (Subscriber<Output, Failure>) -> Void
+    ) {
+        guard let base = subscribers.base else { return }
+        for index in 0..<subscribers.count {
+            inFlightCallback.publish(serial: serial, index: UInt32(truncatingIfNeeded: index))
+            base[index]._withUnsafeGuaranteedRef(body)
+        }
+    }
+}
+
+/// A test hook: counts how often an `invalidate()` started waiting for a callback on another thread, so
+/// tests can hold a callback until the waiting path really runs.
+@usableFromInline
+enum RelayWaitObserver {
+    @usableFromInline static let waits = Atomic<Int>(0)
+
+    @inlinable
+    static func willWait() { waits.wrappingAdd(1, ordering: .releasing) }
+
+    /// How many waits have started so far in this process.
+    static var count: Int { waits.load(ordering: .acquiring) }
 }

@@ -29,9 +29,13 @@ public final class CurrentValueSubject<Output: Sendable, Failure: Error>: SyncSt
     /// Makes `value` the current value and sends it to every subscriber. Ignored after a completion.
     @inlinable
     public func send(_ value: Output) {
-        relay.update { current, delivery in
-            if delivery.enqueue(value) { current = value }
+        // The value replaced is handed out of the critical section and released after it (releasing a
+        // value may run user code, never under the lock).
+        let replaced = relay.update { current, delivery -> Output? in
+            guard delivery.enqueue(value) else { return nil }
+            return swap(&current, value)
         }
+        _ = replaced
     }
 
     /// Ends the stream for every subscriber. Only the first call counts.

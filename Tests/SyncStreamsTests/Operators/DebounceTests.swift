@@ -86,16 +86,29 @@ import Testing
         #expect(executor.pendingCount == 0)
     }
 
-    @Test func stateMachineKeepsOnlyTheNewestPendingValue() {
-        var machine = DebounceStateMachine<Int>()
-        guard case .restartTimer = machine.valueReceived(1), case .restartTimer = machine.valueReceived(2) else {
-            Issue.record("value did not restart the timer")
-            return
-        }
-        guard case .emit(2) = machine.timerFired() else { Issue.record("2 not emitted"); return }
-        guard case .none = machine.timerFired() else { Issue.record("emitted twice"); return }
-        _ = machine.valueReceived(3)
-        guard case .complete(flushing: 3) = machine.completed() else { Issue.record("3 not flushed"); return }
-        guard case .none = machine.valueReceived(4) else { Issue.record("value after completion"); return }
+    @Test func stateMachineKeepsOnlyTheNewestPendingValueAndHandsTheReplacedOneOut() {
+        var machine = DebounceStateMachine<Int, Never>(interval: .seconds(1))
+        let first = machine.valueReceived(1)
+        #expect(first.value == nil && first.effect?.startTimer?.request.epoch == 1)
+        let second = machine.valueReceived(2)
+        #expect(second.effect?.discarded == 1, "the replaced value is released outside the lock")
+        #expect(second.effect?.startTimer?.request.epoch == 2)
+        #expect(machine.timerFired(epoch: 1).value == nil, "a replaced timer does nothing")
+        #expect(machine.timerFired(epoch: 2).value == 2)
+        #expect(machine.timerFired(epoch: 2).value == nil, "emitted twice")
+        let third = machine.valueReceived(3)
+        #expect(machine.timer.store(ScheduledWork {}, epoch: third.effect?.startTimer?.request.epoch ?? 0) == nil)
+        let completion = machine.completed(.finished)
+        #expect(completion.value == 3 && completion.completion == .finished)
+        #expect(completion.effect?.cancelTimer != nil)
+        #expect(machine.valueReceived(4).value == nil && machine.valueReceived(4).effect == nil)
+    }
+
+    @Test func stateMachineCancellationDropsThePendingValueAndEndsTheUpstream() {
+        var machine = DebounceStateMachine<Int, Never>(interval: .seconds(1))
+        _ = machine.valueReceived(1)
+        let effect = machine.cancelled()
+        #expect(effect.discarded == 1 && effect.endsUpstream)
+        #expect(machine.timerFired(epoch: 1).value == nil)
     }
 }

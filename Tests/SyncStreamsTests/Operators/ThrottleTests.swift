@@ -113,16 +113,30 @@ import Testing
 
     @Test(arguments: [(true, 3), (false, 2)])
     func stateMachineHoldsTheNewestOrTheFirstValue(latest: Bool, expected: Int) {
-        var machine = ThrottleStateMachine<Int>(latest: latest)
-        guard case .emitAndOpenWindow(1) = machine.valueReceived(1) else { Issue.record("1 not emitted"); return }
-        guard case .none = machine.valueReceived(2), case .none = machine.valueReceived(3) else {
-            Issue.record("a held value was emitted"); return
-        }
-        guard case .emitAndOpenWindow(let held) = machine.windowEnded() else { Issue.record("nothing held"); return }
-        #expect(held == expected)
-        guard case .none = machine.windowEnded() else { Issue.record("the window did not end quietly"); return }
-        guard case .emitAndOpenWindow(4) = machine.valueReceived(4) else { Issue.record("4 not emitted"); return }
-        guard case .complete(flushing: nil) = machine.completed() else { Issue.record("wrong completion"); return }
-        guard case .none = machine.completed() else { Issue.record("completed twice"); return }
+        var machine = ThrottleStateMachine<Int, Never>(interval: .seconds(1), latest: latest)
+        let first = machine.valueReceived(1)
+        #expect(first.value == 1 && first.effect?.startTimer?.request.epoch == 1, "1 goes out and opens a window")
+        #expect(machine.valueReceived(2).value == nil)
+        let third = machine.valueReceived(3)
+        #expect(third.value == nil)
+        #expect(third.effect?.discarded == (latest ? 2 : 3), "the value not kept is released outside the lock")
+        let windowEnd = machine.timerFired(epoch: 1)
+        #expect(windowEnd.value == expected && windowEnd.effect?.startTimer?.request.epoch == 2)
+        #expect(machine.timerFired(epoch: 2).value == nil, "the window did not end quietly")
+        let fourth = machine.valueReceived(4)
+        #expect(fourth.value == 4, "after a quiet window the next value goes out at once")
+        #expect(machine.timer.store(ScheduledWork {}, epoch: fourth.effect?.startTimer?.request.epoch ?? 0) == nil)
+        let completion = machine.completed(.finished)
+        #expect(completion.value == nil && completion.completion == .finished && completion.effect?.cancelTimer != nil)
+        #expect(machine.completed(.finished).completion == nil, "completed twice")
+    }
+
+    @Test func stateMachineFlushesTheHeldValueBeforeTheCompletion() {
+        var machine = ThrottleStateMachine<Int, MarbleError>(interval: .seconds(1), latest: true)
+        _ = machine.valueReceived(1)
+        _ = machine.valueReceived(2)
+        let completion = machine.completed(.failure(MarbleError()))
+        #expect(completion.value == 2 && completion.completion == .failure(MarbleError()))
+        #expect(machine.timerFired(epoch: 1).value == nil, "no timer fires after the end")
     }
 }

@@ -143,7 +143,8 @@ import Testing
             }
         }
         #expect(finished)
-        #expect(count.value == 1 + 3 * 2 * 2_000)
+        // A drain that other threads keep busy hands the rest to a global queue: wait for it.
+        #expect(eventually { count.value == 1 + 3 * 2 * 2_000 }, "\(count.value) delivered")
         #expect(overlap.overlapCount == 0)
         token.invalidate()
     }

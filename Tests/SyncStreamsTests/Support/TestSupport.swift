@@ -182,3 +182,14 @@ final class LifetimeProbe {
         return subscribe(canary)
     }
 }
+
+/// Waits until `condition` holds, polling, for at most `threadDeadline`; returns whether it held. For
+/// deliveries that a long drain handed on to a global queue: they happen after the senders returned.
+func eventually(_ condition: () -> Bool) -> Bool {
+    let deadline = Date(timeIntervalSinceNow: threadDeadline)
+    while !condition() {
+        if Date() > deadline { return false }
+        Thread.sleep(forTimeInterval: 0.001)
+    }
+    return true
+}

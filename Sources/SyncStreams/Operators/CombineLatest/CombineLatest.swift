@@ -7,11 +7,15 @@ extension SyncStream {
     /// - A failure of either input is forwarded at once and ends the other input's subscription.
     /// - Values arriving while the subscriber is busy (re-entrantly, or from another thread) are queued,
     ///   never lost; delivery is serialized.
+    /// - Which thread delivers: the thread of the input that emitted, inline — or, when another thread is
+    ///   already delivering, that thread (the value is queued); a drain that other threads keep busy hands
+    ///   the rest to a global queue after a bounded number of their values (see `PassthroughSubject`).
+    /// - `invalidate()` ends every input's subscription; no callback starts after it returns.
     ///
     /// ```
-    /// self:   1 - - 2 - - - |
-    /// other:  - a - - b - |
-    /// output: - (1,a) (2,a) (2,b) - |
+    /// self:   1---2-------|
+    /// other:  -a-----b--|
+    /// output: -A--B--C----|        A = (1,a), B = (2,a), C = (2,b)
     /// ```
     @inlinable
     public func combineLatest<Other: SyncStream>(
@@ -96,10 +100,10 @@ extension Streams {
             onValue: @escaping @Sendable (Output) -> Void,
             onCompletion: @escaping @Sendable (StreamCompletion<Failure>) -> Void
         ) -> SubscriptionToken {
-            let core = CombineLatestCore<(A.Output?, B.Output?), Output, Failure>(
+            let core = CombineLatestStorage<(A.Output?, B.Output?), Output, Failure>(
                 empty: (nil, nil),
                 inputCount: 2,
-                complete: { ($0.0!, $0.1!) },
+                combine: { ($0.0!, $0.1!) },
                 onValue: onValue,
                 onCompletion: onCompletion
             )
@@ -135,10 +139,10 @@ extension Streams {
             onValue: @escaping @Sendable (Output) -> Void,
             onCompletion: @escaping @Sendable (StreamCompletion<Failure>) -> Void
         ) -> SubscriptionToken {
-            let core = CombineLatestCore<(A.Output?, B.Output?, C.Output?), Output, Failure>(
+            let core = CombineLatestStorage<(A.Output?, B.Output?, C.Output?), Output, Failure>(
                 empty: (nil, nil, nil),
                 inputCount: 3,
-                complete: { ($0.0!, $0.1!, $0.2!) },
+                combine: { ($0.0!, $0.1!, $0.2!) },
                 onValue: onValue,
                 onCompletion: onCompletion
             )
@@ -178,10 +182,10 @@ extension Streams {
             onValue: @escaping @Sendable (Output) -> Void,
             onCompletion: @escaping @Sendable (StreamCompletion<Failure>) -> Void
         ) -> SubscriptionToken {
-            let core = CombineLatestCore<(A.Output?, B.Output?, C.Output?, D.Output?), Output, Failure>(
+            let core = CombineLatestStorage<(A.Output?, B.Output?, C.Output?, D.Output?), Output, Failure>(
                 empty: (nil, nil, nil, nil),
                 inputCount: 4,
-                complete: { ($0.0!, $0.1!, $0.2!, $0.3!) },
+                combine: { ($0.0!, $0.1!, $0.2!, $0.3!) },
                 onValue: onValue,
                 onCompletion: onCompletion
             )

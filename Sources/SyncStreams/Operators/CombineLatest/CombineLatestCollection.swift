@@ -3,12 +3,13 @@
 /// Same semantics as `SyncStream.combineLatest(_:)`: emits once every stream has a value, then on every
 /// value; finishes when all finished, or at once when one finishes without ever emitting; a failure is
 /// forwarded at once and ends the others; nothing is lost while the subscriber is busy; the last array is
-/// delivered before the completion. An empty collection emits `[]` once, then finishes.
+/// delivered before the completion. An empty collection emits `[]` once, then finishes (synchronously,
+/// during `subscribe`). Delivered on the thread of the input that emitted, as `combineLatest(_:)`.
 ///
 /// ```
-/// streams[0]: 1 - - 2 |
-/// streams[1]: - a - - - b |
-/// output:     - [1,a] [2,a] [2,b] |
+/// streams[0]: 1---2-----|
+/// streams[1]: -a-----b-|
+/// output:     -A--B--C--|       A = [1,a], B = [2,a], C = [2,b]
 /// ```
 @inlinable
 public func combineLatest<S: SyncStream>(_ streams: [S]) -> Streams.CombineLatestCollection<S> {
@@ -38,10 +39,10 @@ extension Streams {
                 onCompletion(.finished)
                 return .empty
             }
-            let core = CombineLatestCore<[Upstream.Output?], Output, Failure>(
+            let core = CombineLatestStorage<[Upstream.Output?], Output, Failure>(
                 empty: Array(repeating: nil, count: upstreams.count),
                 inputCount: upstreams.count,
-                complete: { $0.map { $0! } },
+                combine: { $0.map { $0! } },
                 onValue: onValue,
                 onCompletion: onCompletion
             )

@@ -5,6 +5,10 @@ extension SyncStream {
     ///   the subscriber is busy.
     /// - Finishes when every input finished.
     /// - The first failure is forwarded at once and ends the other inputs' subscriptions.
+    /// - Which thread delivers: the thread of the input that emitted, inline — or, when another thread is
+    ///   already delivering, that thread (the value is queued); a drain that other threads keep busy hands
+    ///   the rest to a global queue after a bounded number of their values.
+    /// - `invalidate()` ends every input's subscription; no callback starts after it returns.
     ///
     /// ```
     /// self:   1 - 3 - |
@@ -47,7 +51,7 @@ extension Streams {
             onValue: @escaping @Sendable (Output) -> Void,
             onCompletion: @escaping @Sendable (StreamCompletion<Failure>) -> Void
         ) -> SubscriptionToken {
-            let core = MergeCore(inputCount: 1 + others.count, onValue: onValue, onCompletion: onCompletion)
+            let core = MergeStorage(inputCount: 1 + others.count, onValue: onValue, onCompletion: onCompletion)
             core.connect(0, to: upstream)
             for (index, other) in others.enumerated() { core.connect(index + 1, to: other) }
             return SubscriptionToken(core)
@@ -73,7 +77,7 @@ extension Streams {
                 onCompletion(.finished)
                 return .empty
             }
-            let core = MergeCore(inputCount: upstreams.count, onValue: onValue, onCompletion: onCompletion)
+            let core = MergeStorage(inputCount: upstreams.count, onValue: onValue, onCompletion: onCompletion)
             for (index, upstream) in upstreams.enumerated() { core.connect(index, to: upstream) }
             return SubscriptionToken(core)
         }

@@ -11,8 +11,9 @@ extension SyncStream {
     /// Delivers every event (values and completion) on `executor`, in order.
     ///
     /// - The upstream is subscribed to on the calling thread; its callbacks only enqueue. One executor job
-    ///   drains everything queued at that moment (drains are batched, not one job per value), so
-    ///   delivery is serialized and in upstream order.
+    ///   delivers what was queued when it started (batched, not one job per value), then, if more arrived
+    ///   meanwhile, schedules another job for it — so a fast producer never holds the executor in one
+    ///   endless job, and delivery stays serialized and in upstream order.
     /// - `.unbounded` (the default) delivers every value. `.latest` conflates: a value still waiting when a
     ///   newer one arrives is replaced by it; the value being delivered is never interrupted.
     /// - The completion (finished or failure) is always delivered, after the last value.
@@ -67,49 +68,14 @@ extension Streams {
             if Executor.self == ImmediateExecutor.self {
                 return upstream.subscribe(onValue: onValue, onCompletion: onCompletion)
             }
-            // One relay per subscription, with this single subscriber: the relay's executor drain is the
-            // whole hop, and its waiting `remove` gives the invalidation guarantee. `Extra` is an unused
-            // `Bool`, not `Void`: ThreadSanitizer reports a false race between the zero-sized `&extra`
-            // access in `Relay.update` (at the object's own address) and another thread loading the
-            // relay's metadata pointer (the executor job calling into the generic relay).
-            let relay = Relay<Output, Failure, Bool>(
-                extra: false,
+            let storage = ObserveOnStorage<Output, Failure>(
                 executor: executor,
-                conflatesValues: buffering == .latest
+                buffering: buffering,
+                onValue: onValue,
+                onCompletion: onCompletion
             )
-            let subscriber = relay.attach(onValue: onValue, onCompletion: onCompletion)
-            let link = UpstreamLink()
-            let token = upstream.subscribe(
-                onValue: { relay.send($0) },
-                onCompletion: { relay.send(completion: $0) }
-            )
-            link.attach(token)
-            return SubscriptionToken(RelayedSubscription(subscriber: subscriber, link: link))
+            storage.connect(to: upstream)
+            return SubscriptionToken(storage)
         }
-    }
-}
-
-/// The token target of an operator that delivers through its own relay to one subscriber: invalidating
-/// removes the subscriber (waiting, for a user's `invalidate()`), runs `onCancel` (stops timers), then
-/// ends the upstream subscription without waiting (late upstream events reach a relay with no subscriber).
-@usableFromInline
-final class RelayedSubscription: Cancellation, @unchecked Sendable {
-    // @unchecked Sendable: every stored property is immutable and Sendable.
-    @usableFromInline let subscriber: Cancellation
-    @usableFromInline let link: UpstreamLink
-    @usableFromInline let onCancel: (@Sendable () -> Void)?
-
-    @inlinable
-    init(subscriber: Cancellation, link: UpstreamLink, onCancel: (@Sendable () -> Void)? = nil) {
-        self.subscriber = subscriber
-        self.link = link
-        self.onCancel = onCancel
-    }
-
-    @usableFromInline
-    override func cancel(waiting: Bool) {
-        subscriber.cancel(waiting: waiting)
-        onCancel?()
-        link.end()
     }
 }

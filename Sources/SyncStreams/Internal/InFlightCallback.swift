@@ -1,0 +1,83 @@
+import CSyncStreams
+import Synchronization
+
+/// Which callback a relay's drain is calling right now, published so that an `invalidate()` on another
+/// thread waits for exactly its own callback — never for another subscriber's.
+///
+/// The drainer publishes a *position* before each callback: the serial number of the event it delivers
+/// and the subscriber's index in that event's snapshot (`idle` after the last one). Publishing is one
+/// relaxed store, a compiler fence and one load of the waiter count (see `AsymmetricFence`); when a waiter
+/// is registered, the drainer also wakes it, so a waiter wakes as soon as the drain moves past its
+/// subscriber.
+///
+/// The waiter (`waitWhileCalling`), having marked its subscriber cancelled and registered itself under
+/// the relay's lock, runs the heavy side of the fence and reads the position:
+/// - before its subscriber: the drainer has not yet read the subscriber's cancelled flag, and will read
+///   it after the fence, so it sees the cancellation and skips the callback — no wait;
+/// - at its subscriber: the callback runs (or is being skipped) — wait until the position moves;
+/// - past it, or another event: nothing of this subscriber runs any more — no wait.
+@usableFromInline
+struct InFlightCallback: ~Copyable, @unchecked Sendable {
+    // @unchecked Sendable: the storage is only touched through atomics; the pointer is immutable.
+
+    /// The index published after the last callback of an event.
+    @usableFromInline static let idle: UInt32 = .max
+
+    /// Word 0: the position (`serial << 32 | index`); word 1: the number of registered waiters.
+    @usableFromInline let words: UnsafeMutablePointer<Atomic<UInt64>>
+
+    @inlinable
+    init() {
+        words = .allocate(capacity: 2)
+        (words + 0).initialize(to: Atomic(UInt64(Self.idle)))
+        (words + 1).initialize(to: Atomic(0))
+    }
+
+    deinit {
+        words.deinitialize(count: 2)
+        words.deallocate()
+    }
+
+    @inlinable @inline(__always)
+    static func position(serial: UInt32, index: UInt32) -> UInt64 { UInt64(serial) << 32 | UInt64(index) }
+
+    /// The drainer is about to call subscriber `index` of event `serial` (or has finished the event, for
+    /// `index == idle`). Call before reading that subscriber's cancelled flag.
+    @inlinable @inline(__always)
+    func publish(serial: UInt32, index: UInt32) {
+        words[0].store(Self.position(serial: serial, index: index), ordering: .releasing)
+        AsymmetricFence.light()
+        if _slowPath(words[1].load(ordering: .relaxed) != 0) { wakeWaiters() }
+    }
+
+    @usableFromInline
+    func wakeWaiters() { csyncstreams_wake_address(positionLowWord, 1) }
+
+    /// The address of the 32 bits of the position that hold the index (the kernel waits on 32 bits).
+    @inlinable
+    var positionLowWord: UnsafeRawPointer {
+        #if _endian(big)
+            UnsafeRawPointer(words) + 4
+        #else
+            UnsafeRawPointer(words)
+        #endif
+    }
+
+    /// Registers a waiter. Call under the relay's lock, after marking the subscriber cancelled.
+    @inlinable
+    func registerWaiter() { words[1].wrappingAdd(1, ordering: .relaxed) }
+
+    /// Waits while the drain calls subscriber `index` of event `serial`; then unregisters the waiter.
+    /// Call after `registerWaiter()`, outside the lock.
+    @usableFromInline
+    func waitWhileCalling(serial: UInt32, index: UInt32) {
+        let target = Self.position(serial: serial, index: index)
+        AsymmetricFence.heavy()
+        while words[0].load(ordering: .acquiring) == target {
+            // Sleeps only while the index word still holds `index`; a drain that moves on after this
+            // check has seen the waiter (the fence above) and wakes it.
+            csyncstreams_wait_on_address(positionLowWord, index)
+        }
+        words[1].wrappingSubtract(1, ordering: .relaxed)
+    }
+}

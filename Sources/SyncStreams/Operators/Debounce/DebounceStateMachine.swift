@@ -1,0 +1,41 @@
+/// The debounce logic, without threads or time: the pending value, its timer, and what to emit when the
+/// timer fires or the upstream completes.
+struct DebounceStateMachine<Value, Failure: Error>: TimedStateMachine {
+    typealias Action = OperatorAction<Value, Failure, TimedEffect<Value>>
+
+    private var pending: Value?
+    private var isTerminated = false
+    var timer = OperatorTimer()
+    private let interval: Duration
+
+    init(interval: Duration) { self.interval = interval }
+
+    /// A value arrived: it replaces the pending one (released outside the lock) and restarts the timer.
+    mutating func valueReceived(_ value: Value) -> Action {
+        guard !isTerminated else { return .none }
+        let replaced = pending
+        pending = value
+        var effect = TimedEffect<Value>(discarded: replaced)
+        if let request = timer.restart() { effect.startTimer = (request, interval) }
+        return .perform(effect)
+    }
+
+    /// The timer fired (`epoch` tells which): the pending value goes out.
+    mutating func timerFired(epoch: UInt64) -> Action {
+        guard timer.fire(epoch: epoch), !isTerminated, let value = pending.take() else { return .none }
+        return .emit(value)
+    }
+
+    /// The upstream completed: the pending value, if any, then the completion; the timer stops.
+    mutating func completed(_ completion: StreamCompletion<Failure>) -> Action {
+        guard !isTerminated else { return .none }
+        isTerminated = true
+        return OperatorAction(value: pending.take(), completion: completion, effect: .cancel(timer.stop()))
+    }
+
+    /// The subscriber invalidated: the pending value is dropped, the timer stops, the upstream ends.
+    mutating func cancelled() -> TimedEffect<Value> {
+        isTerminated = true
+        return TimedEffect(cancelTimer: timer.stop(), discarded: pending.take(), endsUpstream: true)
+    }
+}

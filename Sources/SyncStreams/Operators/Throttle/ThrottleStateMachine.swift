@@ -1,0 +1,75 @@
+/// The throttle logic, without threads or time: what to emit when a value arrives, a window ends, or the
+/// upstream completes, and what to do with the window's timer.
+struct ThrottleStateMachine<Value, Failure: Error>: TimedStateMachine {
+    typealias Action = OperatorAction<Value, Failure, TimedEffect<Value>>
+
+    private enum State {
+        case quiet
+        case window(held: Value?)
+        case terminated
+    }
+
+    private var state = State.quiet
+    var timer = OperatorTimer()
+    private let keepsLatest: Bool
+    private let interval: Duration
+
+    init(interval: Duration, latest: Bool) {
+        self.interval = interval
+        keepsLatest = latest
+    }
+
+    /// A value arrived: after a quiet period it goes out at once and opens a window; during a window it
+    /// is held (the newest, or the first, as configured).
+    mutating func valueReceived(_ value: Value) -> Action {
+        switch state {
+        case .quiet:
+            state = .window(held: nil)
+            return OperatorAction(value: value, effect: openWindow())
+        case .window(let held):
+            guard keepsLatest || held == nil else { return OperatorAction(effect: .discard(value)) }
+            state = .window(held: value)
+            return OperatorAction(effect: .discard(held))
+        case .terminated:
+            return .none
+        }
+    }
+
+    /// The window's timer fired (`epoch` tells which): the held value goes out and opens a new window,
+    /// or the stream is quiet again.
+    mutating func timerFired(epoch: UInt64) -> Action {
+        guard timer.fire(epoch: epoch) else { return .none }
+        switch state {
+        case .window(let held?):
+            state = .window(held: nil)
+            return OperatorAction(value: held, effect: openWindow())
+        case .window(nil):
+            state = .quiet
+            return .none
+        case .quiet, .terminated:
+            return .none
+        }
+    }
+
+    /// The upstream completed: the held value, if any, then the completion; the timer stops.
+    mutating func completed(_ completion: StreamCompletion<Failure>) -> Action {
+        let held: Value?
+        switch state {
+        case .quiet: held = nil
+        case .window(let value): held = value
+        case .terminated: return .none
+        }
+        state = .terminated
+        return OperatorAction(value: held, completion: completion, effect: .cancel(timer.stop()))
+    }
+
+    /// The subscriber invalidated.
+    mutating func cancelled() -> TimedEffect<Value> {
+        let held: Value?
+        if case .window(let value) = state { held = value } else { held = nil }
+        state = .terminated
+        return TimedEffect(cancelTimer: timer.stop(), discarded: held, endsUpstream: true)
+    }
+
+    private mutating func openWindow() -> TimedEffect<Value>? { .start(timer.restart(), after: interval) }
+}

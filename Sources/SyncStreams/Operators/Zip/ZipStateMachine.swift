@@ -1,0 +1,74 @@
+/// The logic of `zip`, without threads: a buffer per input, and what to emit when an input emits or
+/// completes. `Buffers` holds one FIFO per input (a tuple, or an array for the collection form); the
+/// closures given at creation read and change it.
+///
+/// - A value joins its input's buffer; when every buffer holds a value, the oldest of each is taken and
+///   emitted as one combined value (a value arriving can complete at most one combination).
+/// - The output finishes once an input has finished and its buffer is used up (at once if it is empty
+///   when the input finishes, or right after the combination that empties it); a failure ends it at
+///   once. Ending asks to cancel the inputs.
+struct ZipStateMachine<Buffers, Output, Failure: Error> {
+    enum Effect {
+        /// End every input's subscription (the output has ended).
+        case cancelInputs
+    }
+
+    typealias Action = OperatorAction<Output, Failure, Effect>
+
+    private var buffers: Buffers
+    private var isFinished: [Bool]
+    private(set) var isTerminated = false
+    private let isReady: (Buffers) -> Bool
+    private let take: (inout Buffers) -> Output
+    private let isBufferEmpty: (Buffers, Int) -> Bool
+
+    /// - Parameters:
+    ///   - isReady: Whether every buffer holds a value.
+    ///   - take: Removes the oldest value of each buffer and combines them.
+    ///   - isBufferEmpty: Whether input `index`'s buffer is empty.
+    init(
+        buffers: Buffers,
+        inputCount: Int,
+        isReady: @escaping (Buffers) -> Bool,
+        take: @escaping (inout Buffers) -> Output,
+        isBufferEmpty: @escaping (Buffers, Int) -> Bool
+    ) {
+        self.buffers = buffers
+        isFinished = Array(repeating: false, count: inputCount)
+        self.isReady = isReady
+        self.take = take
+        self.isBufferEmpty = isBufferEmpty
+    }
+
+    /// Input `index` emitted; `store` appends the value to its buffer.
+    mutating func valueReceived(_ index: Int, _ store: (inout Buffers) -> Void) -> Action {
+        guard !isTerminated else { return .none }
+        store(&buffers)
+        guard isReady(buffers) else { return .none }
+        let combined = take(&buffers)
+        guard hasExhaustedFinishedInput else { return .emit(combined) }
+        isTerminated = true
+        return OperatorAction(value: combined, completion: .finished, effect: .cancelInputs)
+    }
+
+    /// Input `index` completed.
+    mutating func completed(_ index: Int, _ completion: StreamCompletion<Failure>) -> Action {
+        guard !isTerminated else { return .none }
+        if case .finished = completion {
+            isFinished[index] = true
+            guard isBufferEmpty(buffers, index) else { return .none }
+        }
+        isTerminated = true
+        return OperatorAction(completion: completion, effect: .cancelInputs)
+    }
+
+    /// The subscriber invalidated.
+    mutating func cancelled() -> Effect {
+        isTerminated = true
+        return .cancelInputs
+    }
+
+    private var hasExhaustedFinishedInput: Bool {
+        isFinished.indices.contains { isFinished[$0] && isBufferEmpty(buffers, $0) }
+    }
+}
