@@ -39,8 +39,6 @@ struct ReadmeSessionAPITests {
         let lines = printed.withLock { $0 }
         #expect(lines.contains { $0.hasPrefix("connection: connecting to") })
         #expect(lines.contains { $0.contains("Z info sync.client.connection: connected to ") })
-                    || $0.contains(" info sync.client.connection: connected to ")
-            })
         #expect(!lines.contains { $0.contains(" debug ") })
 
         // README: Reconnecting every session at once
