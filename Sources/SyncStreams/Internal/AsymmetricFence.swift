@@ -33,10 +33,12 @@ enum AsymmetricFence {
         #endif
     }()
 
-    /// The frequent side's fence, between its store and its load.
+    /// The frequent side's fence, between its store and its load. `heavyBarrierAvailable` is
+    /// `isHeavyBarrierAvailable`, read once by the caller and kept (reading the global itself costs a
+    /// call to its lazy initializer's check on every use).
     @inlinable @inline(__always)
-    static func light() {
-        if _fastPath(isHeavyBarrierAvailable) {
+    static func light(heavyBarrierAvailable: Bool) {
+        if _fastPath(heavyBarrierAvailable) {
             // Not sequentially consistent: x86-64 emits no instruction for it, and the compiler keeps
             // the store and the load in program order across it.
             atomicMemoryFence(ordering: .acquiringAndReleasing)

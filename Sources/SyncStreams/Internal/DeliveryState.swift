@@ -9,6 +9,15 @@ enum DeliveryEvent<Output: Sendable, Failure: Error> {
     case targeted(Subscriber<Output, Failure>, [Output], StreamCompletion<Failure>?)
 }
 
+/// What a waiting `remove` waits for (see `InFlightCallback`).
+@usableFromInline
+enum InFlightWait {
+    /// The end of event `serial`, which is for the removed subscriber alone.
+    case eventEnd(serial: UInt32)
+    /// The drain to move past subscriber `index` of event `serial`.
+    case position(serial: UInt32, index: UInt32)
+}
+
 /// What the caller of a `DeliveryState` transition does once it has released the lock.
 @usableFromInline
 enum DeliveryAction<Output: Sendable, Failure: Error> {
@@ -52,6 +61,8 @@ struct DeliveryState<Output: Sendable, Failure: Error> {
     @usableFromInline var scheduledBudget = 0
     /// Events other threads queued while an inline drain ran.
     @usableFromInline var foreignEnqueued = 0
+    /// Waiters registered for the end of the event in flight (a single-subscriber event).
+    @usableFromInline var eventEndWaiters = 0
     /// A completion has been enqueued: nothing more is accepted.
     @usableFromInline var isTerminated = false
     @usableFromInline var terminalCompletion: StreamCompletion<Failure>?
@@ -133,17 +144,18 @@ struct DeliveryState<Output: Sendable, Failure: Error> {
         return subscribers.remove(subscriber)
     }
 
-    /// Where the event in flight on another thread is calling, or about to call, `subscriber`: the
-    /// position a waiting `remove` waits on (see `InFlightCallback`). Nil when no drain is running or the
-    /// event in flight does not include it.
+    /// What a waiting `remove` of `subscriber` waits for (see `InFlightCallback`): the end of the event in
+    /// flight when it is for this subscriber alone, or its position in an event for several. Nil when no
+    /// drain is running or the event in flight does not include it.
     @inlinable
-    func inFlightPosition(of subscriber: Subscriber<Output, Failure>) -> (serial: UInt32, index: UInt32)? {
+    func inFlightWait(for subscriber: Subscriber<Output, Failure>) -> InFlightWait? {
         guard isDraining, drainer != nil else { return nil }
         if let target = inFlightTarget {
-            return target == ObjectIdentifier(subscriber) ? (serial, 0) : nil
+            return target == ObjectIdentifier(subscriber) ? .eventEnd(serial: serial) : nil
         }
         guard let index = inFlight.firstIndex(of: subscriber) else { return nil }
-        return (serial, UInt32(truncatingIfNeeded: index))
+        if inFlight.count == 1 { return .eventEnd(serial: serial) }
+        return .position(serial: serial, index: UInt32(truncatingIfNeeded: index))
     }
 
     /// After any transition that may have enqueued: start draining if the queue is idle and non-empty.
@@ -191,8 +203,15 @@ struct DeliveryState<Output: Sendable, Failure: Error> {
     /// The drainer finished delivering one event: the next one, a hand-over to a scheduled drain, or
     /// idle. Also returns what the subscriber list retired during the event, to dispose of after unlocking.
     @inlinable
-    mutating func next(leftovers: inout SubscriberListLeftovers<Output, Failure>?) -> DeliveryAction<Output, Failure> {
+    mutating func next(
+        leftovers: inout SubscriberListLeftovers<Output, Failure>?,
+        endedEventWithWaiters: inout UInt32?
+    ) -> DeliveryAction<Output, Failure> {
         leftovers = subscribers.endBorrow()
+        if eventEndWaiters != 0 {
+            eventEndWaiters = 0
+            endedEventWithWaiters = serial
+        }
         inFlight = .none
         inFlightTarget = nil
         if queue.isEmpty {
@@ -225,14 +244,17 @@ struct DeliveryState<Output: Sendable, Failure: Error> {
         switch event {
         case .value:
             inFlight = subscribers.borrow()
+            inFlightTarget = nil
             return .deliver(event, inFlight, serial: serial)
         case .completion:
             // Every subscriber is done: the list empties, its buffer stays readable (borrowed) for this
             // event, and the subscribers' references are released when the borrow ends.
             inFlight = subscribers.borrow()
+            inFlightTarget = nil
             _ = subscribers.removeAll()
             return .deliver(event, inFlight, serial: serial)
         case .targeted(let subscriber, _, _):
+            inFlight = .none
             inFlightTarget = ObjectIdentifier(subscriber)
             return .deliver(event, .none, serial: serial)
         }

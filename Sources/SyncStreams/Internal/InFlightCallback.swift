@@ -4,6 +4,11 @@ import Synchronization
 /// Which callback a relay's drain is calling right now, published so that an `invalidate()` on another
 /// thread waits for exactly its own callback — never for another subscriber's.
 ///
+/// Two cases. An event for a single subscriber (the common case: one subscriber, or a targeted event)
+/// publishes nothing while it runs: a waiter registers under the relay's lock and the drain, at its next
+/// transition under that lock, sees it and announces the end of the event (`eventEnded`), which wakes it.
+/// An event for several subscribers publishes a position before each callback, as follows.
+///
 /// The drainer publishes a *position* before each callback: the serial number of the event it delivers
 /// and the subscriber's index in that event's snapshot (`idle` after the last one). Publishing is one
 /// relaxed store, a compiler fence and one load of the waiter count (see `AsymmetricFence`); when a waiter
@@ -23,18 +28,24 @@ struct InFlightCallback: ~Copyable, @unchecked Sendable {
     /// The index published after the last callback of an event.
     @usableFromInline static let idle: UInt32 = .max
 
-    /// Word 0: the position (`serial << 32 | index`); word 1: the number of registered waiters.
+    /// Word 0: the position (`serial << 32 | index`); word 1: the number of registered position waiters;
+    /// word 2: the serial of the last event whose end was announced (low 32 bits).
     @usableFromInline let words: UnsafeMutablePointer<Atomic<UInt64>>
+    /// `AsymmetricFence.isHeavyBarrierAvailable`, kept here so publishing reads a field, not a global.
+    @usableFromInline let heavyBarrierAvailable: Bool
 
     @inlinable
     init() {
-        words = .allocate(capacity: 2)
+        heavyBarrierAvailable = AsymmetricFence.isHeavyBarrierAvailable
+        words = .allocate(capacity: 3)
         (words + 0).initialize(to: Atomic(UInt64(Self.idle)))
         (words + 1).initialize(to: Atomic(0))
+        (words + 2).initialize(to: Atomic(0))
     }
 
+    @inlinable
     deinit {
-        words.deinitialize(count: 2)
+        words.deinitialize(count: 3)
         words.deallocate()
     }
 
@@ -46,7 +57,7 @@ struct InFlightCallback: ~Copyable, @unchecked Sendable {
     @inlinable @inline(__always)
     func publish(serial: UInt32, index: UInt32) {
         words[0].store(Self.position(serial: serial, index: index), ordering: .releasing)
-        AsymmetricFence.light()
+        AsymmetricFence.light(heavyBarrierAvailable: heavyBarrierAvailable)
         if _slowPath(words[1].load(ordering: .relaxed) != 0) { wakeWaiters() }
     }
 
@@ -55,12 +66,35 @@ struct InFlightCallback: ~Copyable, @unchecked Sendable {
 
     /// The address of the 32 bits of the position that hold the index (the kernel waits on 32 bits).
     @inlinable
-    var positionLowWord: UnsafeRawPointer {
+    var positionLowWord: UnsafeRawPointer { lowWord(of: 0) }
+
+    /// The address of the low 32 bits of word `index`.
+    @inlinable
+    func lowWord(of index: Int) -> UnsafeRawPointer {
         #if _endian(big)
-            UnsafeRawPointer(words) + 4
+            UnsafeRawPointer(words + index) + 4
         #else
-            UnsafeRawPointer(words)
+            UnsafeRawPointer(words + index)
         #endif
+    }
+
+    /// The drain finished event `serial`, for which a waiter registered (the relay saw it under its lock).
+    @usableFromInline
+    func eventEnded(serial: UInt32) {
+        words[2].store(UInt64(serial), ordering: .releasing)
+        csyncstreams_wake_address(lowWord(of: 2), 1)
+    }
+
+    /// Waits until the drain announces the end of event `serial` (`eventEnded`). The waiter registered
+    /// under the relay's lock while the event was in flight, so the drain's next transition announces it.
+    @usableFromInline
+    func waitForEventEnd(serial: UInt32) {
+        while true {
+            let announced = UInt32(truncatingIfNeeded: words[2].load(ordering: .acquiring))
+            // Serials only grow (modulo 2^32): a later event's announcement also ends the wait.
+            if Int32(bitPattern: announced &- serial) >= 0 { return }
+            csyncstreams_wait_on_address(lowWord(of: 2), announced)
+        }
     }
 
     /// Registers a waiter. Call under the relay's lock, after marking the subscriber cancelled.

@@ -14,7 +14,7 @@ import Synchronization
 /// the lock word (a futex on Linux), so a preempted holder is never starved by spinning waiters and a
 /// long wait uses no CPU.
 ///
-/// Why a plain store can unlock: the unlocker stores 0, then (after `AsymmetricFence.light()`, free on
+/// Why a plain store can unlock: the unlocker stores 0, then (after `AsymmetricFence.light`, free on
 /// x86-64) reads the sleeper count and wakes one sleeper if it is non-zero. A thread going to sleep first
 /// increments the sleeper count, then runs `AsymmetricFence.heavy()`, then re-reads the lock word and
 /// sleeps only while it is still locked (the kernel re-checks the word atomically with respect to
@@ -37,6 +37,7 @@ struct ParkingLock: ~Copyable, @unchecked Sendable {
             unfair.initialize(to: os_unfair_lock())
         }
 
+        @inlinable
         deinit {
             unfair.deinitialize(count: 1)
             unfair.deallocate()
@@ -50,14 +51,18 @@ struct ParkingLock: ~Copyable, @unchecked Sendable {
     #else
         /// Two 32-bit words: the lock word (0 free, 1 held) and the number of sleepers.
         @usableFromInline let words: UnsafeMutablePointer<Atomic<UInt32>>
+        /// `AsymmetricFence.isHeavyBarrierAvailable`, kept here so unlocking reads a field, not a global.
+        @usableFromInline let heavyBarrierAvailable: Bool
 
         @inlinable
         init() {
+            heavyBarrierAvailable = AsymmetricFence.isHeavyBarrierAvailable
             words = .allocate(capacity: 2)
             (words + 0).initialize(to: Atomic(0))
             (words + 1).initialize(to: Atomic(0))
         }
 
+        @inlinable
         deinit {
             words.deinitialize(count: 2)
             words.deallocate()
@@ -72,7 +77,7 @@ struct ParkingLock: ~Copyable, @unchecked Sendable {
         @inlinable @inline(__always)
         func unlock() {
             words[0].store(0, ordering: .releasing)
-            AsymmetricFence.light()
+            AsymmetricFence.light(heavyBarrierAvailable: heavyBarrierAvailable)
             if _slowPath(words[1].load(ordering: .relaxed) != 0) {
                 csyncstreams_wake_address(UnsafeRawPointer(words), 0)
             }

@@ -242,9 +242,8 @@ final class Relay<Output: Sendable, Failure: Error, Extra>: @unchecked Sendable 
                 let (_, serial) = guarded.delivery.claimForDirectDelivery(target: ObjectIdentifier(subscriber))
                 lock.unlock()
                 CallbackScope.enter()
-                inFlightCallback.publish(serial: serial, index: 0)
+                _ = serial  // A single-subscriber event: waiters wait for its end (see `InFlightCallback`).
                 subscriber.receive(initial)
-                inFlightCallback.publish(serial: serial, index: InFlightCallback.idle)
                 continueDraining()
                 return
             }
@@ -300,17 +299,25 @@ final class Relay<Output: Sendable, Failure: Error, Extra>: @unchecked Sendable 
     func remove(_ subscriber: Subscriber<Output, Failure>, waiting: Bool) {
         lock.lock()
         let released = guarded.delivery.detach(subscriber)
-        var position: (serial: UInt32, index: UInt32)?
-        if waiting, !CallbackScope.isInsideCallback, let inFlight = guarded.delivery.inFlightPosition(of: subscriber) {
-            inFlightCallback.registerWaiter()
-            position = inFlight
+        var wait: InFlightWait?
+        if waiting, !CallbackScope.isInsideCallback, let inFlight = guarded.delivery.inFlightWait(for: subscriber) {
+            switch inFlight {
+            case .eventEnd: guarded.delivery.eventEndWaiters += 1
+            case .position: inFlightCallback.registerWaiter()
+            }
+            wait = inFlight
         }
         lock.unlock()
         released?.release()
-        if let position {
-            RelayWaitObserver.willWait()
-            inFlightCallback.waitWhileCalling(serial: position.serial, index: position.index)
+        guard let wait else { return }
+        RelayWaitObserver.willWait()
+        switch wait {
+        case .eventEnd(let serial):
+            inFlightCallback.waitForEventEnd(serial: serial)
+        case .position(let serial, let index):
+            inFlightCallback.waitWhileCalling(serial: serial, index: index)
         }
+        RelayWaitObserver.didWait()
     }
 
     // MARK: - Draining
@@ -360,10 +367,13 @@ final class Relay<Output: Sendable, Failure: Error, Extra>: @unchecked Sendable 
         while true {
             lock.lock()
             // Fast path: nothing was queued or retired meanwhile, so the relay simply goes idle.
-            if _fastPath(guarded.delivery.queue.isEmpty && guarded.delivery.subscribers.hasNoLeftovers) {
+            // (`inFlight` and `inFlightTarget` are left as they are: read only while a drain runs, and set
+            // afresh when the next event starts.)
+            if _fastPath(
+                guarded.delivery.queue.isEmpty && guarded.delivery.subscribers.hasNoLeftovers
+                    && guarded.delivery.eventEndWaiters == 0)
+            {
                 guarded.delivery.subscribers.isBorrowed = false
-                guarded.delivery.inFlight = .none
-                guarded.delivery.inFlightTarget = nil
                 guarded.delivery.isDraining = false
                 guarded.delivery.drainer = nil
                 lock.unlock()
@@ -371,8 +381,10 @@ final class Relay<Output: Sendable, Failure: Error, Extra>: @unchecked Sendable 
                 return
             }
             var leftovers: SubscriberListLeftovers<Output, Failure>?
-            let action = guarded.delivery.next(leftovers: &leftovers)
+            var endedEvent: UInt32?
+            let action = guarded.delivery.next(leftovers: &leftovers, endedEventWithWaiters: &endedEvent)
             lock.unlock()
+            if let endedEvent { inFlightCallback.eventEnded(serial: endedEvent) }
             // Freed and released here, outside the lock (releasing subscribers may run deinits).
             leftovers?.dispose()
             switch action {
@@ -389,8 +401,7 @@ final class Relay<Output: Sendable, Failure: Error, Extra>: @unchecked Sendable 
         }
     }
 
-    /// Delivers one event to borrowed subscribers, publishing each callback's position first. Outside the
-    /// lock.
+    /// Delivers one event to borrowed subscribers (see `forEach` for what it publishes). Outside the lock.
     @inlinable
     func deliver(
         _ event: DeliveryEvent<Output, Failure>,
@@ -407,11 +418,9 @@ final class Relay<Output: Sendable, Failure: Error, Extra>: @unchecked Sendable 
                 if subscriber.generation < generation { subscriber.receive(completion: completion) }
             }
         case .targeted(let subscriber, let values, let completion):
-            inFlightCallback.publish(serial: serial, index: 0)
             for value in values { subscriber.receive(value) }
             if let completion { subscriber.receive(completion: completion) }
         }
-        inFlightCallback.publish(serial: serial, index: InFlightCallback.idle)
     }
 
     /// Delivers a value to every borrowed subscriber, borrowed while the queue was empty (so every one of
@@ -419,12 +428,12 @@ final class Relay<Output: Sendable, Failure: Error, Extra>: @unchecked Sendable 
     @inlinable
     func deliver(_ value: Output, to subscribers: BorrowedSubscribers<Output, Failure>, serial: UInt32) {
         forEach(in: subscribers, serial: serial) { $0.receive(value) }
-        inFlightCallback.publish(serial: serial, index: InFlightCallback.idle)
     }
 
     /// Visits borrowed subscribers without retaining each one (see `SubscriberList`, rule 3: each is
-    /// backed by a strong reference until the drain ends its borrow), publishing the position of each
-    /// before calling it.
+    /// backed by a strong reference until the drain ends its borrow). With several, it publishes the
+    /// position of each before calling it, and the end after the last; an event for one subscriber
+    /// publishes nothing (its waiters wait for the event's end, see `InFlightCallback`).
     @inlinable @inline(__always)
     func forEach(
         in subscribers: BorrowedSubscribers<Output, Failure>,
@@ -432,22 +441,38 @@ final class Relay<Output: Sendable, Failure: Error, Extra>: @unchecked Sendable 
         _ body: (Subscriber<Output, Failure>) -> Void
     ) {
         guard let base = subscribers.base else { return }
-        for index in 0..<subscribers.count {
+        let count = subscribers.count
+        if count == 1 {
+            base[0]._withUnsafeGuaranteedRef(body)
+            return
+        }
+        for index in 0..<count {
             inFlightCallback.publish(serial: serial, index: UInt32(truncatingIfNeeded: index))
             base[index]._withUnsafeGuaranteedRef(body)
         }
+        inFlightCallback.publish(serial: serial, index: InFlightCallback.idle)
     }
 }
 
-/// A test hook: counts how often an `invalidate()` started waiting for a callback on another thread, so
-/// tests can hold a callback until the waiting path really runs.
+/// A test hook: which threads are waiting, right now, in an `invalidate()` for a callback running on
+/// another thread — so a test can hold a callback until the waiting path really runs. Touched only on that
+/// (rare) path.
 @usableFromInline
 enum RelayWaitObserver {
-    @usableFromInline static let waits = Atomic<Int>(0)
+    @usableFromInline static let waiting = Locked<[UInt: Int]>([:])
 
-    @inlinable
-    static func willWait() { waits.wrappingAdd(1, ordering: .releasing) }
+    @usableFromInline
+    static func willWait() { waiting.withLock { $0[ThreadID.current.raw, default: 0] += 1 } }
 
-    /// How many waits have started so far in this process.
-    static var count: Int { waits.load(ordering: .acquiring) }
+    @usableFromInline
+    static func didWait() {
+        waiting.withLock { waiting in
+            let thread = ThreadID.current.raw
+            waiting[thread, default: 1] -= 1
+            if waiting[thread] == 0 { waiting[thread] = nil }
+        }
+    }
+
+    /// Whether `thread` is waiting in an `invalidate()` now.
+    static func isWaiting(_ thread: ThreadID) -> Bool { waiting.withLock { $0[thread.raw] != nil } }
 }

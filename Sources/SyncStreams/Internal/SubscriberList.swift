@@ -44,9 +44,9 @@ struct SubscriberList<Output: Sendable, Failure: Error> {
     @inlinable
     var isEmpty: Bool { count == 0 }
 
-    /// Nothing retired or deferred: ending the borrow has nothing to hand back.
-    @inlinable
-    var hasNoLeftovers: Bool { retiredBuffers.isEmpty && deferredReleases.isEmpty }
+    /// Nothing retired or deferred: ending the borrow has nothing to hand back. (A flag, not two array
+    /// checks: it is read on every delivery.)
+    @usableFromInline var hasNoLeftovers = true
 
     /// Adds `subscriber` at the end, taking a strong reference on it.
     @inlinable
@@ -73,6 +73,7 @@ struct SubscriberList<Output: Sendable, Failure: Error> {
             self.base = fresh
             count -= 1
             deferredReleases.append(removed)
+            hasNoLeftovers = false
             return nil
         }
         // Unmanaged references are trivial values: shifting the tail left is a plain (overlapping) copy.
@@ -93,6 +94,7 @@ struct SubscriberList<Output: Sendable, Failure: Error> {
             capacity = 0
             count = 0
             deferredReleases.append(contentsOf: removed)
+            hasNoLeftovers = false
             return []
         }
         count = 0
@@ -118,10 +120,11 @@ struct SubscriberList<Output: Sendable, Failure: Error> {
     @inlinable
     mutating func endBorrow() -> SubscriberListLeftovers<Output, Failure>? {
         isBorrowed = false
-        guard !retiredBuffers.isEmpty || !deferredReleases.isEmpty else { return nil }
+        guard !hasNoLeftovers else { return nil }
         defer {
             retiredBuffers = []
             deferredReleases = []
+            hasNoLeftovers = true
         }
         return SubscriberListLeftovers(buffers: retiredBuffers, releases: deferredReleases)
     }
@@ -133,6 +136,7 @@ struct SubscriberList<Output: Sendable, Failure: Error> {
             fresh.initialize(from: base, count: count)
             if isBorrowed {
                 retiredBuffers.append(base)
+                hasNoLeftovers = false
             } else {
                 base.deallocate()
             }
@@ -152,6 +156,7 @@ struct SubscriberList<Output: Sendable, Failure: Error> {
         count = 0
         retiredBuffers = []
         deferredReleases = []
+        hasNoLeftovers = true
     }
 }
 

@@ -218,30 +218,6 @@ import Testing
         #expect(result.violations == 0)
     }
 
-    @Test func invalidateFromAnotherThreadWaitsForTheCallbackInFlight() {
-        let subject = PassthroughSubject<Int, Never>()
-        let entered = DispatchSemaphore(value: 0)
-        let release = DispatchSemaphore(value: 0)
-        let callbackReturned = AtomicFlag()
-        let returnedBeforeCallbackEnded = AtomicFlag()
-        let token = subject.subscribe { _ in
-            entered.signal()
-            _ = release.waitWithDeadline()
-            callbackReturned.set()
-        }
-        let sender = startThread { subject.send(1) }
-        #expect(entered.waitWithDeadline())
-        let invalidator = startThread {
-            token.invalidate()
-            if !callbackReturned.isSet { returnedBeforeCallbackEnded.set() }
-        }
-        // Whether or not `invalidate()` has started waiting yet, it must not return before the callback does.
-        release.signal()
-        #expect(invalidator.waitWithDeadline())
-        #expect(sender.waitWithDeadline())
-        #expect(!returnedBeforeCallbackEnded.isSet)
-    }
-
     // MARK: - Re-entrancy
 
     @Test func reentrantSendsAreDeliveredBreadthFirstInTheSameOrderToEverySubscriber() {

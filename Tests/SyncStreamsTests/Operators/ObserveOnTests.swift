@@ -218,22 +218,34 @@ import Testing
         token.invalidate()
     }
 
-    @Test func invalidateOnAnotherThreadWaitsForTheCallbackInFlight() {
+    @Test func invalidateOnAnotherThreadWaitsForTheCallbackInFlightOnTheExecutor() {
         let queue = DispatchQueue(label: "ObserveOnTests.inflight")
         let subject = PassthroughSubject<Int, Never>()
         let entered = DispatchSemaphore(value: 0)
-        let afterInvalidate = Locked(false)
-        let lateCallbacks = Locked(0)
+        let release = DispatchSemaphore(value: 0)
+        let callbackReturned = AtomicFlag()
+        let calls = AtomicCounter()
         let token = subject.observe(on: queue).subscribe { value in
-            if afterInvalidate.withLock({ $0 }) { lateCallbacks.withLock { $0 += 1 } }
-            if value == 0 { entered.signal() }
+            calls.increment()
+            guard value == 0 else { return }
+            entered.signal()
+            _ = release.waitWithDeadline()
+            callbackReturned.set()
         }
         for value in 0..<1_000 { subject.send(value) }
-        #expect(entered.wait(timeout: .now() + .seconds(30)) == .success)
-        token.invalidate()
-        afterInvalidate.withLock { $0 = true }
-        for value in 0..<1_000 { subject.send(value) }
+        #expect(entered.waitWithDeadline())
+        let invalidatorThread = LockedBox<ThreadID?>(nil)
+        let returnedEarly = AtomicFlag()
+        let invalidator = startThread {
+            invalidatorThread.value = ThreadID.current
+            token.invalidate()
+            if !callbackReturned.isSet { returnedEarly.set() }
+        }
+        #expect(eventually { invalidatorThread.value.map(RelayWaitObserver.isWaiting) ?? false })
+        release.signal()
+        #expect(invalidator.waitWithDeadline())
         queue.sync {}
-        #expect(lateCallbacks.withLock { $0 } == 0)
+        #expect(!returnedEarly.isSet, "invalidate() returned while the callback ran")
+        #expect(calls.value == 1, "a callback started after invalidate() returned")
     }
 }
