@@ -1,3 +1,4 @@
+import Foundation
 import SyncWire
 
 extension SyncServer {
@@ -43,6 +44,20 @@ extension SyncServer {
         /// Where log events go, on the thread that logs them. `nil` (default): standard error, one line per
         /// event.
         public var logger: (@Sendable (SyncLogEvent) -> Void)?
+        /// How long a client file may stay unseen (no bind, upload or unbind of it) before the server forgets
+        /// it; `nil` (default): never.
+        ///
+        /// Forgetting a client file drops what the server keeps per client file (its owner, the last client
+        /// version integrated, its byte counts) and records it as expired, durably with the store (see
+        /// `ClientFileRecord`); the log's changesets stay. A later bind of it is refused with
+        /// `clientResetRequired` (reason `.clientExpired`, with the last client version integrated), so the
+        /// client resets its copy instead of the server taking its re-uploads for new changesets. A bound
+        /// client file counts as seen. The server checks when a session binds the partition. With a maximum
+        /// set, the server records when each client file was last seen, at most once per 1 % of the maximum
+        /// per client file (it assumes, after a restart, that a file was seen that much later than recorded).
+        public var maximumOfflineTime: Duration?
+        /// The wall clock that `maximumOfflineTime` is measured with. Default: the system's.
+        public var clock: @Sendable () -> Date
 
         /// A configuration; every parameter has the default described on its property.
         public init(
@@ -57,7 +72,9 @@ extension SyncServer {
             maximumCredentialBytes: Int = 1_024,
             maximumConnections: Int = 10_000,
             logLevel: SyncLogLevel = .warn,
-            logger: (@Sendable (SyncLogEvent) -> Void)? = nil
+            logger: (@Sendable (SyncLogEvent) -> Void)? = nil,
+            maximumOfflineTime: Duration? = nil,
+            clock: @escaping @Sendable () -> Date = { Date() }
         ) {
             self.store = store
             self.authentication = authentication
@@ -72,6 +89,8 @@ extension SyncServer {
             self.maximumConnections = maximumConnections
             self.logLevel = logLevel
             self.logger = logger
+            self.maximumOfflineTime = maximumOfflineTime.map { max($0, .zero) }
+            self.clock = clock
         }
     }
 }

@@ -21,8 +21,9 @@
 /// - `unbind` answers `.unbound`; `ping` answers `.pong` with the same id.
 ///
 /// A session-level error (`.permissionDenied`, `.badClientVersion`, `.messageTooLarge`, `.internalError`,
-/// and `.malformedMessage` for a `downloadedVersion` beyond the log) leaves the session unbound on the
-/// server, so the client may bind the same session number again; `.sessionAlreadyBound` and
+/// and `.clientResetRequired` for a `downloadedVersion` beyond the log or a client file forgotten after
+/// `Configuration.maximumOfflineTime`) leaves the session unbound on the server, so the client may bind
+/// the same session number again; `.sessionAlreadyBound` and
 /// `.unknownSession` leave the bound sessions as they were. Storage failures are reported as
 /// `.internalError` with `retryAfterMilliseconds` 1000.
 public final class SyncServer: Sendable {

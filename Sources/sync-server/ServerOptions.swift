@@ -8,6 +8,7 @@ struct ServerOptions {
     var apiKeysFile: String?
     var maximumMessageBytes = WireProtocol.maximumMessageSize
     var logLevel: SyncLogLevel = .warn
+    var maximumOfflineTime: Duration?
     var showHelp = false
 
     struct UsageError: Error, CustomStringConvertible {
@@ -28,6 +29,8 @@ struct ServerOptions {
                                     (default: anyone may sync anything; see docs/Server.md)
           --max-message-bytes N     the largest message accepted or sent (default: 16777216)
           --log-level LEVEL         off, fatal, error, warn, info, detail, debug or trace (default: warn)
+          --max-offline DURATION    forget a client unseen for longer (e.g. 30d, 12h, 45m, 90s); it must
+                                    reset its copy when it returns (default: never forget)
           --help                    show this help
 
         On start it prints one line with its ws:// URL. SIGINT or SIGTERM stop it: it stops accepting,
@@ -68,6 +71,14 @@ struct ServerOptions {
                     throw UsageError(message: "unknown log level \(text)")
                 }
                 options.logLevel = level
+            case "--max-offline":
+                let text = try value(for: argument)
+                guard let duration = parseDuration(text) else {
+                    throw UsageError(
+                        message: "--max-offline must be a positive whole number with a unit: s, m, h or d (e.g. 30d), "
+                            + "not \(text)")
+                }
+                options.maximumOfflineTime = duration
             case "--help", "-h": options.showHelp = true
             default: throw UsageError(message: "unknown argument \(argument)")
             }
@@ -78,4 +89,22 @@ struct ServerOptions {
         }
         return options
     }
+}
+
+/// A duration written as a positive whole number and a unit: `90s`, `45m`, `12h`, `30d`; `nil` otherwise
+/// (no unit, another unit, zero, a sign, or more than about 290 million years).
+func parseDuration(_ text: String) -> Duration? {
+    guard let unit = text.last, let count = Int64(text.dropLast()), count > 0, text.first?.isNumber == true else {
+        return nil
+    }
+    let seconds: Int64
+    switch unit {
+    case "s": seconds = 1
+    case "m": seconds = 60
+    case "h": seconds = 3_600
+    case "d": seconds = 86_400
+    default: return nil
+    }
+    let (total, overflow) = count.multipliedReportingOverflow(by: seconds)
+    return overflow ? nil : .seconds(total)
 }

@@ -39,7 +39,7 @@ do {
 
 let configuration = SyncServer.Configuration(
     store: store, authentication: authentication, maximumMessageBytes: options.maximumMessageBytes,
-    logLevel: options.logLevel)
+    logLevel: options.logLevel, maximumOfflineTime: options.maximumOfflineTime)
 let server: SyncServer
 do {
     server = try await SyncServer.listening(host: options.host, port: options.port!, configuration: configuration)

@@ -100,12 +100,24 @@ import Testing
                     ProtocolError(sessionID: 7, code: .serverBusy, message: "x", retryAfterMilliseconds: 1000)),
                 [
                     0x85, 0x01, 0x07, 0x00, 0x00, 0x00, 0x09, 0x00, 0x01, 0x00, 0x00, 0x00, 0x78, 0x01, 0xE8, 0x03,
-                    0x00, 0x00,
+                    0x00, 0x00, 0x00,
                 ]
             ),
             (
                 .error(ProtocolError(code: .malformedMessage, message: "")),
-                [0x85, 0x00, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00]
+                [0x85, 0x00, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00]
+            ),
+            (
+                .error(
+                    ProtocolError(
+                        sessionID: 1, code: .clientResetRequired, message: "",
+                        clientReset: ClientResetDetails(
+                            reason: .clientExpired, serverVersion: 0x0908, lastIntegratedClientVersion: 3))),
+                [
+                    0x85, 0x01, 0x01, 0x00, 0x00, 0x00, 0x0B, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+                    0x01, 0x01, 0x08, 0x09, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x03, 0x00, 0x00, 0x00, 0x00, 0x00,
+                    0x00, 0x00,
+                ]
             ),
         ]
         for (message, bytes) in golden {
@@ -211,6 +223,15 @@ import Testing
         }
         #expect(throws: WireError.invalidValue("presence flag 255 (must be 0 or 1)")) {
             try ServerMessage(decoding: [0x85, 0x00, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0xFF])
+        }
+        // The client-reset details: their presence flag, and an unknown reason.
+        #expect(throws: WireError.invalidValue("presence flag 2 (must be 0 or 1)")) {
+            try ServerMessage(decoding: [0x85, 0x00, 0x0B, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x02])
+        }
+        #expect(throws: WireError.invalidValue("unknown ClientResetReason 3")) {
+            try ServerMessage(
+                decoding: [0x85, 0x00, 0x0B, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01, 0x03]
+                    + Array(repeating: 0, count: 16))
         }
     }
 

@@ -51,6 +51,17 @@ enum Samples {
                     sessionID: .max, code: .serverBusy, message: "busy — réessayez 🙏", retryAfterMilliseconds: .max)),
             .error(ProtocolError(sessionID: 0, code: .internalError, message: "disk", retryAfterMilliseconds: nil)),
             .error(ProtocolError(sessionID: nil, code: .badClientVersion, message: "x", retryAfterMilliseconds: 0)),
+            .error(
+                ProtocolError(
+                    sessionID: 2, code: .clientResetRequired, message: "reset",
+                    clientReset: ClientResetDetails(
+                        reason: .clientExpired, serverVersion: 0, lastIntegratedClientVersion: 0))
+            ),
+            .error(
+                ProtocolError(
+                    sessionID: .max, code: .clientResetRequired, message: "", retryAfterMilliseconds: 1,
+                    clientReset: ClientResetDetails(
+                        reason: .historyLost, serverVersion: .max, lastIntegratedClientVersion: .max))),
         ] + ProtocolErrorCode.allCases.map { .error(ProtocolError(sessionID: 1, code: $0, message: "\($0)")) }
 }
 

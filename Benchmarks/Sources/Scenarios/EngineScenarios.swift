@@ -41,6 +41,14 @@ public enum EngineScenarios {
             library: "disk: 64 × 64 KiB, one fsync", unit: "MB", count: Sizes.p8Megabytes,
             run: { batchedDurableWrites(megabytes: $0) }),
         Scenario(
+            id: "P8 log .off", title: "P8 64 in flight with logging off (apps and server at .off)",
+            library: "SyncStreams", unit: "MB", count: Sizes.p8Megabytes,
+            run: { await embeddedSync(megabytes: $0, writesInFlight: 64, logLevel: .off) }),
+        Scenario(
+            id: "P8 log .warn", title: "P8 64 in flight at the default log level (.warn; nothing is logged)",
+            library: "SyncStreams", unit: "MB", count: Sizes.p8Megabytes,
+            run: { await embeddedSync(megabytes: $0, writesInFlight: 64, logLevel: .warn) }),
+        Scenario(
             id: "P8n", title: "sync throughput over loopback WebSocket: 64 writes in flight, app → server → app",
             library: "SyncStreams", unit: "MB", count: Sizes.p8Megabytes,
             run: { await embeddedSync(megabytes: $0, writesInFlight: 64, overNetwork: true) }),
@@ -83,18 +91,27 @@ public enum EngineScenarios {
     /// `writesInFlight` writes waiting at a time (1: one after the other), the second waits until it holds
     /// all of them. One op is one MB, so ns/op gives the throughput.
     /// With `overNetwork`, the server listens on loopback and both apps reach it with `WebSocketTransport`.
-    public static func embeddedSync(megabytes: Int, writesInFlight: Int, overNetwork: Bool = false) async -> Int {
+    /// `logLevel` is the apps' and the server's (default: theirs, `.warn`).
+    public static func embeddedSync(
+        megabytes: Int, writesInFlight: Int, overNetwork: Bool = false, logLevel: SyncLogLevel = .warn
+    ) async -> Int {
         let changesets = megabytes * 16
         let payload = Data(repeating: 0xA5, count: 64 * 1024)
         let root = FileManager.default.temporaryDirectory.appendingPathComponent("P8-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: root) }
         do {
-            let server = overNetwork ? try await SyncServer.listening() : try await SyncServer.embedded()
+            let serverConfiguration = SyncServer.Configuration(logLevel: logLevel)
+            let server =
+                overNetwork
+                ? try await SyncServer.listening(configuration: serverConfiguration)
+                : try await SyncServer.embedded(configuration: serverConfiguration)
             let endpoint = overNetwork ? server.webSocketEndpoint! : server.endpoint
             let writerApp = SyncApp(
-                configuration: .init(server: endpoint, directory: root.appendingPathComponent("writer")))
+                configuration: .init(
+                    server: endpoint, directory: root.appendingPathComponent("writer"), logLevel: logLevel))
             let readerApp = SyncApp(
-                configuration: .init(server: endpoint, directory: root.appendingPathComponent("reader")))
+                configuration: .init(
+                    server: endpoint, directory: root.appendingPathComponent("reader"), logLevel: logLevel))
             let writer = try await writerApp.login(.anonymous).openSession(partition: "p8")
             let reader = try await readerApp.login(.anonymous).openSession(partition: "p8")
             let received = DispatchSemaphore(value: 0)

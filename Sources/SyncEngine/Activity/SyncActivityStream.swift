@@ -47,12 +47,14 @@ final class ActivityTracker: Sendable {
     /// The activity: the current value at once, then each change.
     var state: StateStream<SyncActivity> { StateStream(subject) }
 
-    /// Stops tracking (the owner logged out or closed): the state stays at its last value.
-    func stop() {
+    /// Stops tracking (the owner logged out or closed) and settles the state at `last`.
+    func stop(at last: SyncActivity) {
         let subscription = token.withLock { token in
             defer { token = nil }
             return token
         }
         subscription?.invalidate()
+        // No callback of the subscription runs after `invalidate()` returned: `last` is the last value.
+        subject.send(last)
     }
 }

@@ -107,17 +107,16 @@ public final class SyncApp: Sendable {
     /// The file is first renamed aside, one atomic step, then deleted: a crash leaves either the whole
     /// store or none of it (a leftover is swept when the user logs in again).
     ///
-    /// - Throws: `.storeInUse` while the session is open in this app (log the user out first) or the store
-    ///   is locked by another app; `.storageFailure` if the file cannot be deleted; `.invalidArgument` for an
-    ///   empty partition name.
+    /// While it runs, `user.openSession(partition:)` fails with `.storeInUse` rather than open the store
+    /// being deleted, and the store's lock is held until it is renamed aside, so no other app opens it
+    /// either.
+    ///
+    /// - Throws: `.storeInUse` while the session is open in this app (a session stays open until the user
+    ///   logs out), the store is locked by another app, or another deletion of it runs; `.storageFailure` if
+    ///   the file cannot be deleted; `.invalidArgument` for an empty partition name.
     public func deleteLocalFiles(for user: SyncUser, partition: String) async throws(SyncError) {
         guard !partition.isEmpty else { throw .invalidArgument("a partition name must not be empty") }
-        let path = user.directory.appendingPathComponent(SyncUser.fileName(for: partition))
-        guard !user.hasOpenSession(for: partition) else { throw .storeInUse(path: path.path) }
-        try await BlockingQueue.engine.run { () throws(SyncError) in
-            guard !LocalFiles.isLocked(path.path) else { throw .storeInUse(path: path.path) }
-            try LocalFiles.remove(path)
-        }
+        try await user.deleteLocalFiles(partition: partition)
     }
 
     /// Every session of every user tries to reconnect at once, with a fresh backoff — what an app does when
@@ -125,8 +124,15 @@ public final class SyncApp: Sendable {
     /// connected, connecting, inactive or in a fatal state. Returns at once; the attempts happen on the
     /// engine's actors.
     public func reconnect() {
+        Task { await reconnectAll() }
+    }
+
+    /// `reconnect()`, returning once every connection has acted on it.
+    func reconnectAll() async {
         let users = state.withLock { Array($0.users.values) }
-        for user in users { user.reconnect() }
+        await withTaskGroup(of: Void.self) { group in
+            for user in users { group.addTask { await user.reconnect() } }
+        }
     }
 
     /// Closes the app: every session of every user stops (changes not uploaded yet stay on disk for the
@@ -150,7 +156,7 @@ public final class SyncApp: Sendable {
         guard let users else { return }
         usersPublisher.drain()
         for user in users { await user.logOut() }
-        activity.stop()
+        activity.stop(at: .offline)
         errorSink.finish()
     }
 

@@ -53,6 +53,23 @@ extension SyncApp {
         /// The system calls the local stores make (open, read, write, fsync, truncate, lock). Default: the
         /// real ones. Tests inject failures (a failing fsync, an open that blocks) through it.
         package var fileSystem: any FileSystem = SystemFileSystem()
+        /// What a session does when the server says its local copy must be reset (see `ClientResetMode`).
+        /// Default: `.recoverUnsyncedChanges`.
+        public var clientResetMode: ClientResetMode
+        /// Called with each client reset's events (`.willReset`, then `.didReset`) and the session, on the
+        /// session's callback executor, before `SyncSession.clientResets` subscribers hear of them; the
+        /// reset waits for it to return from `.willReset`. `nil` (default): nobody but the stream.
+        public var clientResetHandler: (@Sendable (ClientResetEvent, SyncSession) -> Void)?
+        /// Fault injection for tests (internal).
+        var testHooks = TestHooks()
+
+        /// Fault injection points for tests.
+        struct TestHooks: Sendable {
+            /// See `ClientResetSettings.beforeSwap`.
+            var beforeClientResetSwap: @Sendable () throws(SyncError) -> Void = {}
+            /// Called by `deleteLocalFiles` once it holds the store's lock, just before it renames the store.
+            var deleteLocalFilesWillRename: @Sendable () -> Void = {}
+        }
 
         /// A configuration with Realm's defaults: connections shared per user, stop after changes are
         /// uploaded, backoff 1 s ×2 up to 5 min, connect timeout 120 s, ping every 60 s, pong timeout 120 s.
@@ -73,7 +90,9 @@ extension SyncApp {
             uploadWindowBytes: Int = 8 << 20,
             pendingWriteBytes: Int = 8 << 20,
             logLevel: SyncLogLevel = .warn,
-            logger: (@Sendable (SyncLogEvent) -> Void)? = nil
+            logger: (@Sendable (SyncLogEvent) -> Void)? = nil,
+            clientResetMode: ClientResetMode = .recoverUnsyncedChanges,
+            clientResetHandler: (@Sendable (ClientResetEvent, SyncSession) -> Void)? = nil
         ) {
             self.server = server
             self.directory = directory
@@ -92,6 +111,8 @@ extension SyncApp {
             self.pendingWriteBytes = max(1, pendingWriteBytes)
             self.logLevel = logLevel
             self.logger = logger
+            self.clientResetMode = clientResetMode
+            self.clientResetHandler = clientResetHandler
         }
 
         /// The sizes that bound each session's memory.

@@ -31,6 +31,8 @@ public final class SyncUser: Sendable, Hashable {
         var sharedConnection: ServerConnection?
         var connections: [ServerConnection] = []
         var isLoggedOut = false
+        /// Partitions whose local store `deleteLocalFiles` is deleting: opening them fails meanwhile.
+        var deleting: Set<String> = []
     }
 
     init(
@@ -60,7 +62,7 @@ public final class SyncUser: Sendable, Hashable {
 
     /// "Am I synced?" over every session of the user, even as sessions open and close: `.offline` while
     /// none is connected, `.syncing` with the connected sessions' progress added up, `.synced` when they
-    /// have moved everything. See `SyncActivity`; stays at its last value after `logOut()`.
+    /// have moved everything. See `SyncActivity`; `.offline` from `logOut()` on.
     public var syncActivity: StateStream<SyncActivity> { activity.state }
 
     /// Every session opened, in the order they were opened.
@@ -88,14 +90,16 @@ public final class SyncUser: Sendable, Hashable {
     ///
     /// - Throws: `.invalidArgument` for an empty partition name or one over 1,024 UTF-8 bytes;
     ///   `.storeInUse` when another app has the store open; `.storeCorrupted` or `.storageFailure` if the
-    ///   local store cannot be opened; `.appClosed` after `logOut()` or `SyncApp.close()`.
+    ///   local store cannot be opened, and `.storeInUse` while `SyncApp.deleteLocalFiles(for:partition:)`
+    ///   deletes it; `.appClosed` after `logOut()` or `SyncApp.close()`.
     public func openSession(partition: String) async throws(SyncError) -> SyncSession {
         guard !partition.isEmpty else { throw .invalidArgument("a partition name must not be empty") }
         guard partition.utf8.count <= Self.maximumPartitionNameBytes else {
             throw .invalidArgument("a partition name must have at most \(Self.maximumPartitionNameBytes) bytes")
         }
-        let found = registry.withLock { registry -> Slot? in
+        let found = registry.withLock { registry -> Slot?? in
             guard !registry.isLoggedOut else { return nil }
+            guard !registry.deleting.contains(partition) else { return .some(nil) }
             if let slot = registry.slots[partition] { return slot }
             let task = Task { () async throws -> SyncSession in
                 do throws(SyncError) {
@@ -110,7 +114,10 @@ public final class SyncUser: Sendable, Hashable {
             registry.slots[partition] = .opening(task)
             return .opening(task)
         }
-        guard let slot = found else { throw .appClosed }
+        guard let found else { throw .appClosed }
+        guard let slot = found else {
+            throw .storeInUse(path: directory.appendingPathComponent(Self.fileName(for: partition)).path)
+        }
         let session: SyncSession
         switch slot {
         case .open(let open):
@@ -147,7 +154,7 @@ public final class SyncUser: Sendable, Hashable {
             let outcome = AsyncOpenOutcome(output)
             let outputToken = output.observe(onAny: executor).subscribe(onValue: onValue, onCompletion: onCompletion)
             let task = Task {
-                output.send(.connecting)
+                outcome.send(.connecting)
                 do throws(SyncError) {
                     let session = try await self.openSession(partition: partition)
                     let checkToken = session.engine.credentialCheck.subject.removeDuplicates().subscribe { checking in
@@ -186,15 +193,33 @@ public final class SyncUser: Sendable, Hashable {
         }
     }
 
-    /// Whether this user has a session for `partition` open or opening.
-    func hasOpenSession(for partition: String) -> Bool { registry.withLock { $0.slots[partition] != nil } }
+    /// Deletes `partition`'s local store (see `SyncApp.deleteLocalFiles(for:partition:)`). While it runs,
+    /// the partition is marked as being deleted, so `openSession` fails with `.storeInUse` instead of
+    /// opening a store about to go; and the store's lock is held from the check to the rename, so no other
+    /// app (or user object of a later login) opens it in between.
+    func deleteLocalFiles(partition: String) async throws(SyncError) {
+        let path = directory.appendingPathComponent(Self.fileName(for: partition))
+        let marked = registry.withLock { registry -> Bool in
+            guard registry.slots[partition] == nil, !registry.deleting.contains(partition) else { return false }
+            registry.deleting.insert(partition)
+            return true
+        }
+        guard marked else { throw .storeInUse(path: path.path) }
+        defer { registry.withLock { _ = $0.deleting.remove(partition) } }
+        let willRename = configuration.testHooks.deleteLocalFilesWillRename
+        try await BlockingQueue.engine.run { () throws(SyncError) in
+            try LocalFiles.removeStore(path, willRename: willRename)
+        }
+    }
 
     /// Every connection of the user reconnects at once with a fresh backoff if it waits to reconnect, and
     /// every session waiting to be bound again after a session error is bound at once (see
-    /// `SyncApp.reconnect()`).
-    func reconnect() {
+    /// `SyncApp.reconnect()`). Returns once every connection has done so.
+    func reconnect() async {
         let connections = registry.withLock { $0.connections }
-        for connection in connections { Task { await connection.reconnect() } }
+        await withTaskGroup(of: Void.self) { group in
+            for connection in connections { group.addTask { await connection.reconnect() } }
+        }
     }
 
     /// Logs the user out: every session stops as on `SyncApp.close()` (changes not uploaded yet stay on
@@ -216,7 +241,7 @@ public final class SyncUser: Sendable, Hashable {
         }
         guard let taken else { return }
         sessionsPublisher.drain()
-        activity.stop()
+        activity.stop(at: .offline)
         for slot in taken.slots {
             switch slot {
             case .open(let session): await session.engine.shutDown()
@@ -246,6 +271,8 @@ public final class SyncUser: Sendable, Hashable {
         let path = directory.appendingPathComponent(Self.fileName(for: partition)).path
         let (store, synced, discardedBytes) = try await LocalStore.open(
             path: path, fileSystem: configuration.fileSystem, newClientFileID: { UInt64.random(in: 1...UInt64.max) })
+        // The store's lock is held: no client reset of it runs, and what an interrupted one left can go.
+        await BlockingQueue.engine.run { LocalFiles.removeResetLeftover(of: path) }
         let connection = registry.withLock { registry -> ServerConnection? in
             guard !registry.isLoggedOut else { return nil }
             switch configuration.connectionSharing {
@@ -278,6 +305,14 @@ public final class SyncUser: Sendable, Hashable {
             Task { await engine.reconcile() }
         }
         let errorSink = errorSink
+        let handler = configuration.clientResetHandler
+        let clientReset = ClientResetSettings(
+            mode: configuration.clientResetMode,
+            handler: { event in
+                guard let handler, let session = sessionReference.object else { return }
+                handler(event, session)
+            },
+            beforeSwap: configuration.testHooks.beforeClientResetSwap)
         let engine = SessionEngine(
             partition: partition,
             store: store,
@@ -287,6 +322,7 @@ public final class SyncUser: Sendable, Hashable {
             callbackExecutor: sessionExecutor,
             limits: configuration.sessionLimits,
             logger: logger,
+            clientReset: clientReset,
             reportError: { errorSink.report($0, session: sessionReference.object) }
         )
         engineReference.object = engine

@@ -259,7 +259,11 @@ actor ServerConnection {
             cancel(.rebind(id))
             endMarks(of: id)
             if sessions.isEmpty { goIdle() }
-            await registration.session.failedFatally(syncError)
+            if case .clientResetRequired = syncError {
+                await registration.session.clientResetRequired(syncError, details: error.clientReset)
+            } else {
+                await registration.session.failedFatally(syncError)
+            }
         } else {
             // A session-level hiccup: the server unbound this session only. Bind it again after its own
             // backoff (at least the server's hint); the connection and the other sessions carry on.

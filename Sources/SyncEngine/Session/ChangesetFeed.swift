@@ -6,48 +6,71 @@ import SyncStreams
 /// far, in server-version order, then each new one as it is synced — none twice, none skipped.
 ///
 /// Only an index lives in memory (each changeset's server version and where its bytes are in the store
-/// file); what is published is only the count, through a `CurrentValueSubject`. Each subscriber reads the
-/// changesets between the count it reached and the new one back from the file, one at a time, on its
-/// executor — never on the session's actor — so a replay of any length costs one changeset of memory, and
-/// a subscriber that reads slowly holds back nobody else (its executor conflates counts while it is busy).
+/// file); what is published is only a tick, through a `CurrentValueSubject`, that says "more is synced".
+/// Each subscriber reads the changesets from the count it reached to the index's end back from the file,
+/// one at a time, on its executor — never on the session's actor — so a replay of any length costs one
+/// changeset of memory, and a subscriber that reads slowly holds back nobody else (its executor conflates
+/// ticks while it is busy).
+///
+/// A client reset replaces the store (`replaceStore(with:)`): the index starts again, empty, on the new
+/// file, and each subscriber carries on from the count it reached — so after a reset of a client whose
+/// server kept its log, a subscriber receives exactly the changesets that follow what it had (the new
+/// store downloads the same log again), and the recovered changesets when the server integrates them.
 final class ChangesetFeed: Sendable {
-    private let entries = Locked<[SyncedEntry]>([])
-    private let count = CurrentValueSubject<Int, Never>(0)
-    private let file: StoreFile
+    private struct State: Sendable {
+        var entries: [SyncedEntry] = []
+        var file: StoreFile
+        /// Changes with each store replacement: a read that failed on a replaced file is tried again.
+        var generation = 0
+    }
+
+    private let state: Locked<State>
+    private let tick = CurrentValueSubject<Int, Never>(0)
     private let reportError: @Sendable (SyncError) -> Void
 
     init(file: StoreFile, reportError: @escaping @Sendable (SyncError) -> Void) {
-        self.file = file
+        state = Locked(State(file: file))
         self.reportError = reportError
     }
 
     /// Appends `new` and publishes them. Called from one serial context (the session's actor).
     func publish(_ new: [SyncedEntry]) {
         guard !new.isEmpty else { return }
-        let total = entries.withLock { all -> Int in
-            all.append(contentsOf: new)
-            return all.count
+        state.withLock { $0.entries.append(contentsOf: new) }
+        tick.send(tick.value + 1)
+    }
+
+    /// Starts the index again, empty, on `file` (a client reset replaced the store). Called from the
+    /// session's actor.
+    func replaceStore(with file: StoreFile) {
+        state.withLock { state in
+            state.entries = []
+            state.file = file
+            state.generation += 1
         }
-        count.send(total)
+        tick.send(tick.value + 1)
     }
 
     /// Ends every subscription (after the changesets it has yet to deliver are dropped): the session shut down.
-    func finish() { count.send(completion: .finished) }
+    func finish() { tick.send(completion: .finished) }
 
     /// The changesets, read and delivered on `executor`.
     func stream(on executor: any StreamExecutor) -> AnySyncStream<Changeset, Never> {
-        AnySyncStream { [entries, count, file, reportError] onValue, onCompletion in
+        AnySyncStream { [state, tick, reportError] onValue, onCompletion in
             let cursor = Cursor()
-            let token = count.observe(onAny: executor, buffering: .latest).subscribe(
-                onValue: { total in
+            let token = tick.observe(onAny: executor, buffering: .latest).subscribe(
+                onValue: { _ in
                     // Deliveries to one subscriber are serialized, so `cursor.delivered` is never touched
                     // concurrently; `isCancelled` is checked between changesets so that invalidating a long
                     // replay does not wait for its end.
-                    while cursor.delivered < total, !cursor.isCancelled {
+                    while !cursor.isCancelled {
                         let next = cursor.delivered
-                        guard let entry = entries.withLock({ $0.indices.contains(next) ? $0[next] : nil }) else {
-                            return
-                        }
+                        guard
+                            let (entry, file, generation) = state.withLock({ state in
+                                state.entries.indices.contains(next)
+                                    ? (state.entries[next], state.file, state.generation) : nil
+                            })
+                        else { return }
                         let data: [UInt8]
                         do {
                             let record = try Record(decoding: try file.readBlocking(entry.location))
@@ -56,6 +79,8 @@ final class ChangesetFeed: Sendable {
                             }
                             data = bytes
                         } catch {
+                            // The store was replaced while reading it: read from the new one.
+                            if state.withLock({ $0.generation }) != generation { continue }
                             cursor.stop()
                             reportError(
                                 error as? SyncError

@@ -40,14 +40,21 @@ actor SessionEngine {
     private nonisolated let fatalErrorBox = Locked<SyncError?>(nil)
     /// Whether the server is checking the credential right now (the handshake is under way).
     nonisolated let credentialCheck = OrderedPublisher<Bool>(false)
-    private let store: LocalStore
-    private let connection: ServerConnection
+    /// The client resets' events, sent on `callbackExecutor` (see `SessionEngine+ClientReset`).
+    nonisolated let clientResetSubject = PassthroughSubject<ClientResetEvent, Never>()
+    /// The local store; a client reset replaces it.
+    var store: LocalStore
+    let connection: ServerConnection
     private let limits: Limits
-    private let logger: SyncLogger
+    let logger: SyncLogger
     private let reportError: @Sendable (SyncError) -> Void
+    /// Where the session's callbacks run.
+    nonisolated let callbackExecutor: any StreamExecutor
+    /// What a client reset does, and who hears of it besides `clientResetSubject`.
+    let clientReset: ClientResetSettings
 
     /// The session number while registered with the connection.
-    private var registration: UInt32?
+    var registration: UInt32?
     private var isReconciling = false
     private var needsReconcile = false
     /// The live binding, while bound, and a number that changes with every binding.
@@ -97,7 +104,14 @@ actor SessionEngine {
     private var pendingWaiters: [CheckedContinuation<SyncError?, Never>] = []
     private var roomWaiters: [CheckedContinuation<Void, Never>] = []
     private var isFlushing = false
-    private var isClosed = false
+    var isClosed = false
+    /// Set while a client reset replaces the store: the session neither syncs nor takes writes meanwhile.
+    var isResetting = false
+    /// Writes waiting for a client reset to finish.
+    var resetWaiters: [CheckedContinuation<Void, Never>] = []
+    /// Bytes counted by stores a client reset replaced, so that progress counts keep growing across it.
+    var uploadedBase = 0
+    var downloadedBase = 0
 
     /// Records on their way to the file, with what to do once they are durable.
     private struct PendingWrite {
@@ -116,9 +130,12 @@ actor SessionEngine {
         callbackExecutor: any StreamExecutor,
         limits: Limits,
         logger: SyncLogger = .off,
+        clientReset: ClientResetSettings = ClientResetSettings(),
         reportError: @escaping @Sendable (SyncError) -> Void
     ) {
         self.logger = logger
+        self.clientReset = clientReset
+        self.callbackExecutor = callbackExecutor
         self.partition = partition
         self.store = store
         self.connection = connection
@@ -130,6 +147,13 @@ actor SessionEngine {
         feed.publish(synced)
         notifier.update(.upload, transferred: store.uploadedBytes, transferrable: store.uploadableBytes)
         controller.handle(.pendingUploads(store.hasUnacknowledged))
+    }
+
+    /// Feeds the upload counts (of this store and the ones a client reset replaced) to the notifier.
+    func reportUploadProgress() {
+        notifier.update(
+            .upload, transferred: uploadedBase.addingClamped(store.uploadedBytes),
+            transferrable: uploadedBase.addingClamped(store.uploadableBytes))
     }
 
     // MARK: Following the controller
@@ -145,7 +169,7 @@ actor SessionEngine {
         defer { isReconciling = false }
         repeat {
             needsReconcile = false
-            let wantsSync = controller.wantsSync && !isClosed
+            let wantsSync = controller.wantsSync && !isClosed && !isResetting
             if wantsSync, registration == nil {
                 registration = await connection.register(self)
             } else if !wantsSync, let id = registration {
@@ -251,7 +275,7 @@ actor SessionEngine {
         if channel?.attempt == attempt { dropBinding() }
     }
 
-    private func dropBinding() {
+    func dropBinding() {
         channel = nil
         inFlightBytes = 0
     }
@@ -373,6 +397,10 @@ actor SessionEngine {
         }
         await waitForRoom()
         try checkWritable()
+        while isResetting {
+            await withCheckedContinuation { resetWaiters.append($0) }
+            try checkWritable()
+        }
         try await commit(PendingWrite(records: [store.recordLocal(Array(data))], remainingBytes: nil))
     }
 
@@ -403,6 +431,8 @@ actor SessionEngine {
         for waiter in waiters { waiter.resume() }
         resumeBindingWaiters(with: nil)
         feed.finish()
+        let resets = clientResetSubject
+        callbackExecutor.execute { resets.send(completion: .finished) }
         await store.file.close()
     }
 
@@ -444,7 +474,8 @@ actor SessionEngine {
             var failure: SyncError?
             var locations: [RecordLocation] = []
             if !records.isEmpty {
-                let started = ContinuousClock.now
+                // The clock is read only when the timing is logged: below .debug a commit costs the log nothing.
+                let started = logger.isEnabled(.debug) ? ContinuousClock.now : nil
                 committingRecordCount = records.count
                 do {
                     locations = try await store.file.append(records.map(\.payload))
@@ -452,9 +483,11 @@ actor SessionEngine {
                     failure = error
                 }
                 committingRecordCount = 0
-                logger.log(
-                    .debug, LogCategory.store,
-                    "\(partition): committed \(records.count) records in \(ContinuousClock.now - started)")
+                if let started {
+                    logger.log(
+                        .debug, LogCategory.store,
+                        "\(partition): committed \(records.count) records in \(ContinuousClock.now - started)")
+                }
             }
             pendingBytes -= batch.reduce(0) { $0 + $1.byteCount }
             if let failure {
@@ -482,14 +515,14 @@ actor SessionEngine {
         }
         inFlightBytes = max(0, inFlightBytes)
         if let remaining = batch.last(where: { $0.remainingBytes != nil })?.remainingBytes {
-            let downloaded = store.downloadedBytes
+            let downloaded = downloadedBase.addingClamped(store.downloadedBytes)
             if remaining == 0, logger.isEnabled(.detail), notifier.current(.download)?.isTransferComplete == false {
                 logger.log(.detail, LogCategory.session, "\(partition): download complete, \(downloaded) bytes held")
             }
             notifier.update(
                 .download, transferred: downloaded, transferrable: downloaded.addingClamped(Int(clamping: remaining)))
         }
-        notifier.update(.upload, transferred: store.uploadedBytes, transferrable: store.uploadableBytes)
+        reportUploadProgress()
         controller.handle(.pendingUploads(store.hasUnacknowledged))
         if channel != nil { Task { await self.sendUploads() } }
     }

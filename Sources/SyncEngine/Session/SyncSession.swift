@@ -57,6 +57,14 @@ public final class SyncSession: Sendable, Hashable, CustomStringConvertible {
         Task { await engine.reconnect() }
     }
 
+    /// The session's client resets: `.willReset`, then `.didReset`, for each reset the server asks for
+    /// (see `ClientResetMode`; nothing in `.manual` mode). Delivered on the session's callback executor,
+    /// after the configuration's `clientResetHandler`; only events after subscribing; finishes when the
+    /// app closes or the user logs out.
+    public var clientResets: AnySyncStream<ClientResetEvent, Never> {
+        engine.clientResetSubject.eraseToAnyStream()
+    }
+
     // MARK: Progress
 
     /// A stream of upload or download progress in `mode`, delivered on the session's callback executor.

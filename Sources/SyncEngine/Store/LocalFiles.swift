@@ -11,6 +11,16 @@ enum LocalFiles {
     /// The prefix of a file or directory renamed aside to be deleted. What carries it is garbage: a crash
     /// interrupted its deletion, and `sweep(_:)` finishes the job.
     static let tombstonePrefix = ".deleted-"
+    /// The prefix of a client reset's new store while it is written, beside the store it replaces (see
+    /// `SessionEngine+ClientReset`). What carries it when no reset runs is garbage a crash left: opening
+    /// the store removes it (`removeResetLeftover(of:)`).
+    static let resetPrefix = ".reset-"
+
+    /// Removes what an interrupted client reset of the store at `path` left. Call while holding the
+    /// store's lock (no reset of it can run then).
+    static func removeResetLeftover(of path: String) {
+        _ = unlink(SessionEngine.resetPath(for: path))
+    }
 
     /// Renames `url` aside (atomic within its directory, then the directory is fsynced), then deletes it.
     /// Nothing at `url`: nothing to do.
@@ -25,8 +35,28 @@ enum LocalFiles {
         do {
             try FileManager.default.removeItem(at: tombstone)
         } catch {
+            // Gone already (a login's sweep took it): deleted all the same.
+            guard FileManager.default.fileExists(atPath: tombstone.path) else { return }
             throw .storageFailure("cannot delete \(tombstone.path): \(error)")
         }
+    }
+
+    /// Removes a local store: takes its lock (`.storeInUse` if an app holds it), renames it aside while
+    /// holding the lock (so no app opens it between the check and the rename), fsyncs the directory,
+    /// unlocks, then deletes it. Nothing at `url`: nothing to do.
+    static func removeStore(_ url: URL, willRename: () -> Void = {}) throws(SyncError) {
+        let descriptor = open(url.path, O_RDWR | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            if errno == ENOENT { return }
+            throw .storageFailure("cannot open \(url.path) to delete it (errno \(errno))")
+        }
+        defer { _ = close(descriptor) }
+        guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
+            if errno == EWOULDBLOCK { throw .storeInUse(path: url.path) }
+            throw .storageFailure("cannot lock \(url.path) to delete it (errno \(errno))")
+        }
+        willRename()
+        try remove(url)
     }
 
     /// Removes a whole directory the same way.
@@ -38,17 +68,6 @@ enum LocalFiles {
         for entry in entries where entry.hasPrefix(tombstonePrefix) {
             try? FileManager.default.removeItem(at: directory.appendingPathComponent(entry))
         }
-    }
-
-    /// Whether another open file description holds an exclusive `flock` on `path` (a store open in an
-    /// app, in this process or another). A missing file is not locked.
-    static func isLocked(_ path: String) -> Bool {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { return false }
-        defer { _ = close(descriptor) }
-        guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else { return errno == EWOULDBLOCK }
-        _ = flock(descriptor, LOCK_UN)
-        return false
     }
 
     /// Fsyncs a directory so that a rename in it survives a crash (best effort: some file systems refuse).

@@ -62,13 +62,18 @@ final class LocalStore {
     ///
     /// - Throws: `.storeInUse` when another app has it open, `.storeCorrupted` for damage that is not a
     ///   torn final write, `.storageFailure` when the file cannot be read or written.
+    ///
+    /// `reportedPath` (default: `path`): the path errors name (see `StoreFile.open`).
     static func open(
         path: String,
         fileSystem: any FileSystem = SystemFileSystem(),
+        reportedPath: String? = nil,
         newClientFileID: @escaping @Sendable () -> UInt64
     ) async throws(SyncError) -> (store: LocalStore, synced: [SyncedEntry], discardedBytes: Int) {
-        let builder = IndexBuilder(path: path)
-        let (file, discardedBytes) = try await StoreFile.open(path: path, fileSystem: fileSystem) { location, bytes in
+        let builder = IndexBuilder(path: reportedPath ?? path)
+        let (file, discardedBytes) = try await StoreFile.open(
+            path: path, fileSystem: fileSystem, reportedPath: reportedPath
+        ) { location, bytes in
             builder.add(location, bytes)
         }
         if let failure = builder.failure {
@@ -94,6 +99,13 @@ final class LocalStore {
         let start = max(clientVersion, acknowledgedClientVersion + 1)
         guard start >= 1, start <= UInt64(local.count) else { return [] }
         return local[Int(start - 1)...]
+    }
+
+    /// Durable local changesets with client versions above `clientVersion`, in order (those a server that
+    /// integrated up to `clientVersion` does not hold).
+    func local(after clientVersion: UInt64) -> ArraySlice<LocalEntry> {
+        let start = Int(min(clientVersion, UInt64(local.count)))
+        return local[start...]
     }
 
     /// Whether durable local changesets wait for acknowledgement.

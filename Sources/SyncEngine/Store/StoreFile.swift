@@ -33,12 +33,17 @@ final class StoreFile: Sendable {
     ///
     /// - Throws: `.storeInUse` when another app holds the file's lock, `.storeCorrupted` for damage that is
     ///   not a torn final write, `.storageFailure` otherwise.
+    ///
+    /// `reportedPath` (default: `path`) is the path the file is known by in errors and in `path`: a store
+    /// built at a temporary path and then renamed into place (a client reset) gives its final path.
     static func open(
         path: String,
         fileSystem: any FileSystem = SystemFileSystem(),
+        reportedPath: String? = nil,
         visit: @escaping @Sendable (RecordLocation, [UInt8]) -> Void
     ) async throws(SyncError) -> (file: StoreFile, discardedBytes: Int) {
         let queue = BlockingQueue(label: "SyncEngine.store")
+        let name = reportedPath ?? path
         return try await queue.run { () throws(SyncError) -> (StoreFile, Int) in
             let log: RecordLog
             let reader: RecordReader
@@ -48,9 +53,9 @@ final class StoreFile: Sendable {
                 }
                 reader = try log.makeReader()
             } catch {
-                throw SyncError(error, path: path)
+                throw SyncError(error, path: name)
             }
-            let file = StoreFile(path: path, queue: queue, log: LogBox(log), reader: reader)
+            let file = StoreFile(path: name, queue: queue, log: LogBox(log), reader: reader)
             return (file, log.recovery.truncatedBytes)
         }
     }

@@ -20,6 +20,8 @@ final class Partition {
     var subscribers: [SessionKey: BoundSession] = [:]
     /// The bytes of recently appended entries, so that sending them to bound sessions needs no read.
     private var recent = RecentChangesets(capacityBytes: 8 << 20)
+    /// When its client files were last seen and which were forgotten (see `ServerCore+ClientReset`).
+    var clientFiles = ClientFileRegistry()
 
     private var isBusy = false
     private var waiters: [CheckedContinuation<Void, Never>] = []
@@ -84,6 +86,14 @@ final class Partition {
         if let existing = owners[clientFileID] { return existing == owner }
         owners[clientFileID] = owner
         return true
+    }
+
+    /// Forgets what is kept about `clientFileID` beside its entries: its owner, the last client version
+    /// integrated and its byte counts (a forgotten client file is never bound again).
+    func forget(_ clientFileID: UInt64) {
+        owners[clientFileID] = nil
+        lastClientVersion[clientFileID] = nil
+        ownBytes[clientFileID] = nil
     }
 
     /// The bytes other clients' entries in versions `(after, latestVersion]` hold, as seen by `clientFileID`.

@@ -17,6 +17,8 @@ actor ServerCore {
     private let configuration: SyncServer.Configuration
     let logger: SyncLogger
     static let category = "sync.server"
+    /// Set when the server has a maximum offline time (see `ServerCore+ClientReset`).
+    let clientFileTracking: ClientFileTracking?
 
     private var partitions: [String: Partition] = [:]
     private var connections: [UInt64: ConnectionState] = [:]
@@ -30,6 +32,7 @@ actor ServerCore {
         store = configuration.store
         self.configuration = configuration
         logger = SyncLogger(level: configuration.logLevel, sink: configuration.logger)
+        clientFileTracking = ClientFileTracking(configuration)
     }
 
     // MARK: - Connections
@@ -148,18 +151,16 @@ actor ServerCore {
                 retryAfterMilliseconds: Self.retryAfterStorageFailure
             )
         }
-        guard bind.downloadedVersion <= partition.latestVersion else {
+        if let refusal = await clientResetRefusal(for: bind, in: partition) {
             return reject(
-                sessionID, on: connection, .clientResetRequired,
-                "the client holds version \(bind.downloadedVersion) of \(bind.partition), but the server's log ends "
-                    + "at \(partition.latestVersion): the client must be reset"
-            )
+                sessionID, on: connection, .clientResetRequired, refusal.message, clientReset: refusal.details)
         }
         guard partition.claim(bind.clientFileID, for: connection.owner) else {
             return reject(
                 sessionID, on: connection, .foreignClientFile,
                 "client file \(bind.clientFileID) of \(bind.partition) belongs to another credential")
         }
+        await clientFileSeen(bind.clientFileID, in: partition)
         guard !connection.handle.isClosed, case .ready = connection.phase, connection.sessions[sessionID] == nil else {
             return
         }
@@ -232,6 +233,7 @@ actor ServerCore {
             "\(partition.name): integrated versions \(firstVersion)…\(partition.latestVersion) from client file "
                 + "\(session.clientFileID)")
         for subscriber in partition.subscribers.values { startPump(subscriber) }
+        await clientFileSeen(session.clientFileID, in: partition)
     }
 
     private func unbind(_ sessionID: UInt32, on connection: ConnectionState) {
@@ -259,9 +261,12 @@ actor ServerCore {
         on connection: ConnectionState,
         _ code: ProtocolErrorCode,
         _ message: String,
-        retryAfterMilliseconds: UInt32? = nil
+        retryAfterMilliseconds: UInt32? = nil,
+        clientReset: ClientResetDetails? = nil
     ) {
-        reject(sessionID, on: connection.handle, code, message, retryAfterMilliseconds: retryAfterMilliseconds)
+        reject(
+            sessionID, on: connection.handle, code, message, retryAfterMilliseconds: retryAfterMilliseconds,
+            clientReset: clientReset)
     }
 
     private func reject(
@@ -269,7 +274,8 @@ actor ServerCore {
         on handle: ConnectionHandle,
         _ code: ProtocolErrorCode,
         _ message: String,
-        retryAfterMilliseconds: UInt32? = nil
+        retryAfterMilliseconds: UInt32? = nil,
+        clientReset: ClientResetDetails? = nil
     ) {
         logger.log(
             code == .internalError ? .error : .warn, Self.category,
@@ -278,7 +284,8 @@ actor ServerCore {
             sessionID: sessionID,
             code: code,
             message: message,
-            retryAfterMilliseconds: retryAfterMilliseconds
+            retryAfterMilliseconds: retryAfterMilliseconds,
+            clientReset: clientReset
         )
         handle.send(.error(error))
     }
@@ -304,6 +311,7 @@ actor ServerCore {
         session.isBound = false
         session.marks = []
         session.partition.subscribers.removeValue(forKey: session.key)
+        clientFileSeenLater(session.clientFileID, in: session.partition)
     }
 
     private func endAllSessions(of connection: ConnectionState) {
@@ -435,7 +443,9 @@ actor ServerCore {
     private func load(_ partition: Partition) async throws {
         guard !partition.isLoaded else { return }
         let summaries = try await store.summaries(of: partition.name)
+        let clientFiles = try await loadClientFiles(of: partition.name, summaries: summaries)
         try partition.restore(from: summaries)
+        adopt(clientFiles, in: partition)
     }
 }
 

@@ -28,6 +28,10 @@ import SyncWire
 ///
 /// Record layout (little-endian): `u8 1` (format), `u64 serverVersion`, `u64 clientFileID`,
 /// `u64 clientVersion`, `u16 owner length`, owner (UTF-8), changeset bytes.
+///
+/// Beside each partition's log, a server with a maximum offline time keeps `<partition>.clients`, a record
+/// log of `ClientFileRecord`s (when each client file was last seen, which were forgotten), compacted when
+/// it is opened (see `ClientFileLog`).
 public final class FilePartitionStore: PartitionStore {
     /// The directory holding the logs.
     public let directory: String
@@ -35,6 +39,8 @@ public final class FilePartitionStore: PartitionStore {
     /// The lock file's descriptor; -1 once closed.
     private let lockDescriptor: Locked<Int32>
     private let files = Locked<[String: PartitionFile]>([:])
+    /// The open side files of client-file records (see `ClientFileLog`), by partition.
+    private let clientLogs = Locked<[String: ClientFileLog]>([:])
     private let readQueue = BlockingQueue(label: "SyncServer.file-store.read", concurrent: true)
     private let logger: SyncLogger
 
@@ -76,6 +82,7 @@ public final class FilePartitionStore: PartitionStore {
         let (descriptor, open) = takeForClosing()
         guard descriptor >= 0 else { return }
         for file in open { file.closeDetached() }
+        for log in takeClientLogs() { log.closeDetached() }
         _ = systemClose(descriptor)
     }
 
@@ -85,7 +92,15 @@ public final class FilePartitionStore: PartitionStore {
         let (descriptor, open) = takeForClosing()
         guard descriptor >= 0 else { return }
         for file in open { await file.close() }
+        for log in takeClientLogs() { await log.close() }
         _ = systemClose(descriptor)
+    }
+
+    private func takeClientLogs() -> [ClientFileLog] {
+        clientLogs.withLock { logs in
+            defer { logs = [:] }
+            return Array(logs.values)
+        }
     }
 
     private func takeForClosing() -> (Int32, [PartitionFile]) {
@@ -141,6 +156,37 @@ public final class FilePartitionStore: PartitionStore {
             }
             return changesets
         }
+    }
+
+    /// The live records of `<partition>.clients` (the latest per client file), opening (and, when most of
+    /// its records are superseded, compacting) the file the first time.
+    public func clientFileRecords(of partition: String) async throws -> [ClientFileRecord] {
+        guard lockDescriptor.withLock({ $0 >= 0 }) else { throw FilePartitionStoreError.closed }
+        if let open = clientLogs.withLock({ $0[partition] }) {
+            // Read again after a failed load: close and reopen, which reads the file.
+            clientLogs.withLock { $0[partition] = nil }
+            await open.close()
+        }
+        let path = directory + "/" + StoreFileName.forPartition(partition, suffix: ".clients")
+        let (log, records) = try await ClientFileLog.open(path: path, partition: partition)
+        clientLogs.withLock { $0[partition] = log }
+        return records
+    }
+
+    /// Appends to `<partition>.clients` durably (one fsync).
+    public func appendClientFileRecords(_ records: [ClientFileRecord], to partition: String) async throws {
+        guard !records.isEmpty else { return }
+        let log: ClientFileLog
+        if let open = clientLogs.withLock({ $0[partition] }) {
+            log = open
+        } else {
+            _ = try await clientFileRecords(of: partition)
+            guard let open = clientLogs.withLock({ $0[partition] }) else {
+                throw FilePartitionStoreError.notOpen(partition: partition)
+            }
+            log = open
+        }
+        try await log.append(records)
     }
 
     public func append(_ changesets: [StoredChangeset], to partition: String) async throws {

@@ -1,9 +1,10 @@
 /// A `PartitionStore` that keeps logs in memory, for tests and the embedded server.
 ///
-/// Logs live as long as the store: several servers created one after another with the same store
-/// instance see the same logs (a "restart" that keeps the data). Never throws.
+/// Logs (and the records about client files) live as long as the store: several servers created one after
+/// another with the same store instance see the same logs (a "restart" that keeps the data). Never throws.
 public actor InMemoryPartitionStore: PartitionStore {
     private var logs: [String: [StoredChangeset]] = [:]
+    private var clientFiles: [String: [ClientFileRecord]] = [:]
 
     /// An empty store.
     public init() {}
@@ -24,6 +25,12 @@ public actor InMemoryPartitionStore: PartitionStore {
     /// Appends `changesets` to the partition's log as given.
     public func append(_ changesets: [StoredChangeset], to partition: String) {
         logs[partition, default: []].append(contentsOf: changesets)
+    }
+
+    public func clientFileRecords(of partition: String) -> [ClientFileRecord] { clientFiles[partition] ?? [] }
+
+    public func appendClientFileRecords(_ records: [ClientFileRecord], to partition: String) {
+        clientFiles[partition, default: []].append(contentsOf: records)
     }
 
     /// The partition's whole log (a test helper).

@@ -24,4 +24,22 @@ public protocol PartitionStore: Sendable {
     /// partition's log. They must be durable when it returns. If it throws, the server considers them
     /// not written and will later append other changesets under the same versions.
     func append(_ changesets: [StoredChangeset], to partition: String) async throws
+
+    /// The records about the partition's client files (`ClientFileRecord`), in the order they were
+    /// appended. The server reads them once, with the summaries, when it runs with a maximum offline time.
+    ///
+    /// The default implementation returns none: such a store keeps nothing about client files, so after a
+    /// restart the server counts every client file of the log as seen when it loaded the partition, and
+    /// forgets none it had forgotten before (which is safe: it knows their last client versions from the
+    /// log).
+    func clientFileRecords(of partition: String) async throws -> [ClientFileRecord]
+
+    /// Appends records about the partition's client files; they must be durable when it returns. Never
+    /// overlaps another call for the same partition. The default implementation does nothing.
+    func appendClientFileRecords(_ records: [ClientFileRecord], to partition: String) async throws
+}
+
+extension PartitionStore {
+    public func clientFileRecords(of partition: String) async throws -> [ClientFileRecord] { [] }
+    public func appendClientFileRecords(_ records: [ClientFileRecord], to partition: String) async throws {}
 }

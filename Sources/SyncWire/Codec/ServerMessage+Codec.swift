@@ -42,6 +42,14 @@ extension ServerMessage {
             writer.write(error.code.rawValue)
             writer.writeString(error.message)
             writer.writeOptional(error.retryAfterMilliseconds)
+            if let reset = error.clientReset {
+                writer.write(UInt8(1))
+                writer.write(reset.reason.rawValue)
+                writer.write(reset.serverVersion)
+                writer.write(reset.lastIntegratedClientVersion)
+            } else {
+                writer.write(UInt8(0))
+            }
         }
         return writer.bytes
     }
@@ -50,8 +58,9 @@ extension ServerMessage {
     ///
     /// Throws `.messageTooLarge` if `bytes` is longer than `maximumSize` (before reading anything),
     /// `.unknownMessageType` for a first byte that is not a server message, `.truncated`,
-    /// `.lengthTooLarge`, `.invalidUTF8`, `.unknownTag` or `.invalidValue` (unknown `ProtocolErrorCode`,
-    /// presence flag other than 0 or 1) for a bad field, and `.trailingBytes` if bytes follow the message.
+    /// `.lengthTooLarge`, `.invalidUTF8`, `.unknownTag` or `.invalidValue` (unknown `ProtocolErrorCode` or
+    /// `ClientResetReason`, presence flag other than 0 or 1) for a bad field, and `.trailingBytes` if bytes
+    /// follow the message.
     /// Never traps; allocates at most in proportion to `bytes.count`.
     public init(decoding bytes: [UInt8], maximumSize: Int = WireProtocol.maximumMessageSize) throws(WireError) {
         var (reader, type) = try ByteReader.message(bytes, maximumSize: maximumSize)
@@ -93,8 +102,11 @@ extension ServerMessage {
             }
             let message = try reader.readString()
             let retryAfter = try reader.readOptionalUInt32()
+            let clientReset = try reader.readOptionalClientResetDetails()
             self = .error(
-                ProtocolError(sessionID: sessionID, code: code, message: message, retryAfterMilliseconds: retryAfter))
+                ProtocolError(
+                    sessionID: sessionID, code: code, message: message, retryAfterMilliseconds: retryAfter,
+                    clientReset: clientReset))
         default:
             throw .unknownMessageType(type)
         }
@@ -121,7 +133,28 @@ extension ServerMessage {
             1 + 4 + 8
         case .error(let error):
             1 + (error.sessionID == nil ? 1 : 5) + 2 + EncodedSize.string(error.message)
-                + (error.retryAfterMilliseconds == nil ? 1 : 5)
+                + (error.retryAfterMilliseconds == nil ? 1 : 5) + (error.clientReset == nil ? 1 : 1 + 1 + 8 + 8)
+        }
+    }
+}
+
+extension ByteReader {
+    /// Reads an optional `ClientResetDetails`: a presence flag (0 or 1), then the reason (`u8`, a known
+    /// `ClientResetReason`), the server version and the last integrated client version (`u64` each).
+    mutating func readOptionalClientResetDetails() throws(WireError) -> ClientResetDetails? {
+        switch try readUInt8() {
+        case 0:
+            return nil
+        case 1:
+            let rawReason = try readUInt8()
+            guard let reason = ClientResetReason(rawValue: rawReason) else {
+                throw .invalidValue("unknown ClientResetReason \(rawReason)")
+            }
+            let serverVersion = try readUInt64()
+            return ClientResetDetails(
+                reason: reason, serverVersion: serverVersion, lastIntegratedClientVersion: try readUInt64())
+        case let flag:
+            throw .invalidValue("presence flag \(flag) (must be 0 or 1)")
         }
     }
 }

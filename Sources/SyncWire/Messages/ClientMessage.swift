@@ -91,6 +91,7 @@ public struct UploadChangeset: Sendable, Hashable {
 
 /// Protocol constants.
 public enum WireProtocol {
-    /// The protocol version this build speaks.
-    public static let version: UInt16 = 1
+    /// The protocol version this build speaks. Version 2 added `ProtocolError.clientReset` at the end of
+    /// the `error` message.
+    public static let version: UInt16 = 2
 }

@@ -62,17 +62,22 @@ public struct ProtocolError: Error, Sendable, Hashable {
     public var message: String
     /// When set, the client should wait at least this long before trying again.
     public var retryAfterMilliseconds: UInt32?
+    /// With `.clientResetRequired` from a server that speaks protocol version 2: what the client needs to
+    /// reset without losing or duplicating a changeset. `nil` otherwise.
+    public var clientReset: ClientResetDetails?
 
     public init(
         sessionID: UInt32? = nil,
         code: ProtocolErrorCode,
         message: String,
-        retryAfterMilliseconds: UInt32? = nil
+        retryAfterMilliseconds: UInt32? = nil,
+        clientReset: ClientResetDetails? = nil
     ) {
         self.sessionID = sessionID
         self.code = code
         self.message = message
         self.retryAfterMilliseconds = retryAfterMilliseconds
+        self.clientReset = clientReset
     }
 }
 
@@ -99,8 +104,10 @@ public enum ProtocolErrorCode: UInt16, Sendable, Hashable, CaseIterable {
     case serverBusy = 9
     /// The server failed internally (e.g. its storage); try again later.
     case internalError = 10
-    /// The client holds server versions the server does not have (the server lost or compacted history):
-    /// the client's copy must be reset before it can sync again. Retrying the same bind cannot help.
+    /// The client's copy of the partition must be reset before it can sync again: it holds server versions
+    /// the server does not have (the server lost history), or the server forgot its client file after it
+    /// was offline too long. `ProtocolError.clientReset` says which and what the server holds. Retrying
+    /// the same bind cannot help.
     case clientResetRequired = 11
     /// The `clientFileID` in `bind` belongs to another credential in this partition (a client file id
     /// belongs to the credential that first used it there).

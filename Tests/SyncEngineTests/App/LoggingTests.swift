@@ -89,6 +89,34 @@ struct LoggingTests {
         #expect(stream.values.contains { $0.level == .debug && $0.message.hasPrefix("received download") })
     }
 
+    @Test("the connect timing is logged at .info: the time from the attempt to the welcome, in the timers' clock")
+    func connectTiming() async throws {
+        let server = try await SyncServer.embedded()
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let events = Locked<[SyncLogEvent]>([])
+        let transport = FaultInjectingTransport()
+        transport.faults = .init(delayMessages: true)
+        let timers = TestExecutor()
+        let app = makeApp(
+            server: server.endpoint, directory: directory.url, transport: transport, timers: timers,
+            configure: {
+                $0.logLevel = .info
+                $0.logger = { event in events.withLock { $0.append(event) } }
+            })
+        let session = try await app.login(.anonymous).openSession(partition: "p")
+        try await eventually("the welcome is held") { session.engine.credentialCheck.current }
+        timers.advance(by: .milliseconds(7_250))  // nothing is due before the 120 s connect timeout
+        transport.deliverDelayedMessages()
+        try await eventually("connected") { session.connectionState.value == .connected }
+        let timing = events.withLock { $0 }.filter { $0.message.hasPrefix("connected to") }
+        #expect(timing.count == 1)
+        #expect(timing.first?.level == .info)
+        #expect(timing.first?.category == "sync.client.connection")
+        #expect(timing.first?.message.hasSuffix(" in \(Duration.milliseconds(7_250))") == true, "\(timing)")
+        try await app.close()
+    }
+
     @Test("levels parse from their names and order from .off to .trace")
     func levels() {
         #expect(

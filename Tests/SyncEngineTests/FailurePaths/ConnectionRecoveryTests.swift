@@ -103,7 +103,9 @@ struct ConnectionRecoveryTests {
         #expect(a.connectionState.value == .connected)
     }
 
-    @Test("a server that lost history gets clientResetRequired: the session becomes invalid, no reconnect loop")
+    @Test(
+        "a server that lost history gets clientResetRequired: in .manual mode the session becomes invalid, no reconnect loop"
+    )
     func lostHistoryInvalidatesTheSession() async throws {
         let directory = TemporaryDirectory()
         defer { directory.remove() }
@@ -122,7 +124,11 @@ struct ConnectionRecoveryTests {
         }
         // A new server that remembers nothing: the client holds version 3 of a log that is empty.
         let forgetful = try await SyncServer.embedded()
-        let fixture = try await EngineFixture(server: forgetful, directory: directory)
+        let fixture = try await EngineFixture(
+            server: forgetful, directory: directory,
+            configure: {
+                $0.clientResetMode = .manual
+            })
         let session = try await fixture.open()
         try await eventually("invalid") { session.state.value == .invalid }
         try await eventually("reported") { !fixture.errors.values.isEmpty }

@@ -23,7 +23,8 @@ struct EngineFixture {
         faults: FaultInjectingTransport.Faults = .init(),
         directory: TemporaryDirectory = TemporaryDirectory(),
         timing: EngineTiming = EngineTiming(),
-        fileSystem: any FileSystem = SystemFileSystem()
+        fileSystem: any FileSystem = SystemFileSystem(),
+        configure: (inout SyncApp.Configuration) -> Void = { _ in }
     ) async throws {
         self.directory = directory
         if let server {
@@ -41,7 +42,8 @@ struct EngineFixture {
             stopPolicy: stopPolicy,
             random: random,
             timing: timing,
-            fileSystem: fileSystem
+            fileSystem: fileSystem,
+            configure: configure
         )
         errors = Collected(app.errors)
     }

@@ -49,7 +49,8 @@ func makeApp(
     stopPolicy: StopPolicy = .afterChangesUploaded,
     random: @escaping @Sendable () -> Double = { 0 },
     timing: EngineTiming = EngineTiming(),
-    fileSystem: any FileSystem = SystemFileSystem()
+    fileSystem: any FileSystem = SystemFileSystem(),
+    configure: (inout SyncApp.Configuration) -> Void = { _ in }
 ) -> SyncApp {
     var configuration = SyncApp.Configuration(
         server: server,
@@ -66,6 +67,7 @@ func makeApp(
         random: random
     )
     configuration.fileSystem = fileSystem
+    configure(&configuration)
     return SyncApp(configuration: configuration)
 }
 

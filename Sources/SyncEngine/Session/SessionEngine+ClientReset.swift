@@ -1,0 +1,155 @@
+import Foundation
+import SyncStorage
+import SyncStreams
+import SyncWire
+
+/// Client reset: the server refused the session's client file (`clientResetRequired`); in an automatic
+/// mode the session replaces its local store by one that downloads the server's log afresh.
+///
+/// The replacement is crash-safe: the new store (a header with a new client file id and, when
+/// recovering, the local changesets the server does not hold, as new client versions 1, 2, …) is written
+/// and fsynced at `.reset-<store file name>` beside the store, locked, then renamed over the store and the
+/// directory fsynced. A crash before the rename leaves the old store (the next open removes the leftover
+/// and the server asks for the reset again); after it, the new one. Exactly once: the server's answer
+/// says which client versions it holds (`ClientResetDetails.lastIntegratedClientVersion`); only those
+/// above are carried over, and the new client file makes them new changesets on the server.
+extension SessionEngine {
+    /// The server asked for a client reset (the connection forgot the registration). In `.manual` mode,
+    /// or without the server's details (a server older than protocol version 2), the session fails with
+    /// `error`; otherwise the reset starts, without keeping the connection's actor waiting.
+    func clientResetRequired(_ error: SyncError, details: ClientResetDetails?) {
+        guard clientReset.mode != .manual, let details, !isClosed, !isResetting else {
+            return failedFatally(error)
+        }
+        registration = nil
+        dropBinding()
+        isResetting = true
+        connectionStateChanged(.disconnected)
+        logger.log(.warn, LogCategory.session, "\(partition): client reset (\(details.reason)): \(error)")
+        Task { await self.reset(details) }
+    }
+
+    /// The path of a reset's new store while it is being written, beside the store at `path`.
+    static func resetPath(for path: String) -> String {
+        let slash = path.lastIndex(of: "/").map { path.index(after: $0) } ?? path.startIndex
+        return String(path[..<slash]) + LocalFiles.resetPrefix + String(path[slash...])
+    }
+
+    private func reset(_ details: ClientResetDetails) async {
+        defer {
+            isResetting = false
+            let waiters = resetWaiters
+            resetWaiters = []
+            for waiter in waiters { waiter.resume() }
+        }
+        // Writes queued before the reset are part of the old store (and of what is recovered).
+        guard (try? await flushed()) != nil, !isClosed, controller.state != .invalid else { return }
+        let old = store
+        let lastIntegrated = min(details.lastIntegratedClientVersion, UInt64(old.local.count))
+        let kept = Array(old.local(after: lastIntegrated))
+        let payloads: [RecordPayload]
+        do {
+            payloads = try await old.file.read(kept.map(\.location))
+        } catch {
+            return failedFatally(error)
+        }
+        var unsynced: [UnsyncedChange] = []
+        for (offset, payload) in payloads.enumerated() {
+            let clientVersion = lastIntegrated + 1 + UInt64(offset)
+            guard case .local(clientVersion, let data)? = try? Record(decoding: payload) else {
+                return failedFatally(.storeCorrupted(path: old.file.path, offset: kept[offset].location.offset))
+            }
+            unsynced.append(
+                UnsyncedChange(
+                    clientVersion: clientVersion, data: Data(data),
+                    wasAcknowledged: clientVersion <= old.acknowledgedClientVersion))
+        }
+        let report = ClientReset(
+            partition: partition, mode: clientReset.mode, reason: details.reason, serverVersion: details.serverVersion,
+            previousDownloadedVersion: old.downloadedVersion, previousClientFileID: old.clientFileID,
+            clientFileID: clientReset.newClientFileID(), unsyncedChanges: unsynced)
+        await announce(.willReset(report))
+        guard !isClosed else { return }
+
+        let path = old.file.path
+        let temporary = Self.resetPath(for: path)
+        let replacement: LocalStore
+        do {
+            replacement = try await build(report, at: temporary, finalPath: path)
+        } catch {
+            return failedFatally(error)
+        }
+        let renamed: Int32? = await BlockingQueue.engine.run { DurableRename.rename(temporary, over: path) }
+        if let code = renamed {
+            await replacement.file.close()
+            await BlockingQueue.engine.run { _ = unlink(temporary) }
+            return failedFatally(.storageFailure("cannot rename \(temporary) over \(path) (errno \(code))"))
+        }
+        guard !isClosed else {
+            // Shut down meanwhile (it closed the old store): the new one is in place for the next open.
+            return await replacement.file.close()
+        }
+        uploadedBase = uploadedBase.addingClamped(old.uploadedBytes)
+        downloadedBase = downloadedBase.addingClamped(old.downloadedBytes)
+        store = replacement
+        feed.replaceStore(with: replacement.file)
+        reportUploadProgress()
+        controller.handle(.pendingUploads(store.hasUnacknowledged))
+        await old.file.close()
+        logger.log(
+            .warn, LogCategory.session,
+            "\(partition): client reset done: client file \(report.previousClientFileID) → \(report.clientFileID), "
+                + "\(unsynced.count) unsynced changesets "
+                + (clientReset.mode == .recoverUnsyncedChanges ? "to upload again" : "dropped"))
+        isResetting = false
+        await announce(.didReset(report))
+        await reconcile()
+    }
+
+    /// Writes the new store at `temporary` (one fsync for the changesets it recovers, after the header's)
+    /// and returns it open and locked. Removes what an interrupted reset left there first; on failure,
+    /// removes what it wrote.
+    private func build(
+        _ report: ClientReset, at temporary: String, finalPath: String
+    ) async throws(SyncError)
+        -> LocalStore
+    {
+        await BlockingQueue.engine.run { _ = unlink(temporary) }
+        let id = report.clientFileID
+        let (replacement, _, _) = try await LocalStore.open(
+            path: temporary, reportedPath: finalPath, newClientFileID: { id })
+        do throws(SyncError) {
+            if report.mode == .recoverUnsyncedChanges, !report.unsyncedChanges.isEmpty {
+                let records = report.unsyncedChanges.map { replacement.recordLocal(Array($0.data)) }
+                let locations = try await replacement.file.append(records.map(\.payload))
+                _ = replacement.apply(records, at: locations)
+            }
+        } catch {
+            await replacement.file.close()
+            await BlockingQueue.engine.run { _ = unlink(temporary) }
+            throw error
+        }
+        do throws(SyncError) {
+            try clientReset.beforeSwap()
+        } catch {
+            // A simulated crash: the file stays, as a crash would leave it.
+            await replacement.file.close()
+            throw error
+        }
+        return replacement
+    }
+
+    /// Delivers `event` on the callback executor — the app's handler, then `clientResets` subscribers —
+    /// and returns once they returned.
+    private func announce(_ event: ClientResetEvent) async {
+        let handler = clientReset.handler
+        let subject = clientResetSubject
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            callbackExecutor.execute {
+                handler(event)
+                subject.send(event)
+                continuation.resume()
+            }
+        }
+    }
+}

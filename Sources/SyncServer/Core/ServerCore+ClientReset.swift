@@ -1,0 +1,163 @@
+import Foundation
+import SyncWire
+
+/// Client reset on the server: refusing binds the server cannot serve safely (`clientResetRequired` with
+/// `ClientResetDetails`), and, with a maximum offline time, tracking when each client file was last seen
+/// and forgetting those offline too long.
+///
+/// All of it runs on the core's executor while holding the partition's gate, except `clientFileSeenLater`,
+/// which takes the gate itself for the durable record it may write.
+extension ServerCore {
+    /// The partition's client-file registry, read from the store with the log's `summaries` (before the
+    /// partition adopts them). Every client file of the log without a record counts as seen now, and that
+    /// is recorded, so that restarts do not keep pushing its time forward.
+    func loadClientFiles(of name: String, summaries: [StoredChangesetSummary]) async throws -> ClientFileRegistry {
+        let registry = ClientFileRegistry()
+        guard let tracking = clientFileTracking else { return registry }
+        registry.restore(try await tracking.store.clientFileRecords(of: name), recordInterval: tracking.recordInterval)
+        var unrecorded: [UInt64] = []
+        var noted: Set<UInt64> = []
+        for summary in summaries
+        where registry.lastSeen[summary.clientFileID] == nil && registry.expired[summary.clientFileID] == nil
+            && noted.insert(summary.clientFileID).inserted
+        {
+            unrecorded.append(summary.clientFileID)
+        }
+        guard !unrecorded.isEmpty else { return registry }
+        let now = tracking.clock()
+        try await tracking.store.appendClientFileRecords(unrecorded.map { .seen(clientFileID: $0, at: now) }, to: name)
+        for id in unrecorded {
+            registry.lastSeen[id] = now
+            registry.recordedSeen[id] = now
+        }
+        return registry
+    }
+
+    /// Gives the loaded `partition` its registry and forgets, in it, the client files the registry says
+    /// were forgotten.
+    func adopt(_ registry: ClientFileRegistry, in partition: Partition) {
+        partition.clientFiles = registry
+        for id in registry.expired.keys { partition.forget(id) }
+    }
+
+    /// Why `bind` must be refused with `clientResetRequired`, if it must: the client holds versions beyond
+    /// the log (`.historyLost`), or its client file was forgotten, now or before, after it was offline too
+    /// long (`.clientExpired`). Call while holding the partition's gate, once it is loaded.
+    func clientResetRefusal(
+        for bind: Bind, in partition: Partition
+    ) async -> (
+        message: String, details: ClientResetDetails
+    )? {
+        let id = bind.clientFileID
+        if bind.downloadedVersion > partition.latestVersion {
+            return (
+                "the client holds version \(bind.downloadedVersion) of \(partition.name), but the server's log ends "
+                    + "at \(partition.latestVersion): the client must be reset",
+                ClientResetDetails(
+                    reason: .historyLost, serverVersion: partition.latestVersion,
+                    lastIntegratedClientVersion: lastIntegratedClientVersion(of: id, in: partition))
+            )
+        }
+        guard let tracking = clientFileTracking else { return nil }
+        await expireOfflineClientFiles(in: partition, binding: id, tracking: tracking)
+        guard let version = partition.clientFiles.expired[id] else { return nil }
+        return (
+            "client file \(id) of \(partition.name) was offline longer than \(tracking.maximumText) and "
+                + "the server forgot it: the client must be reset",
+            ClientResetDetails(
+                reason: .clientExpired, serverVersion: partition.latestVersion, lastIntegratedClientVersion: version)
+        )
+    }
+
+    /// The highest client version of `id` the log holds, forgotten or not.
+    private func lastIntegratedClientVersion(of id: UInt64, in partition: Partition) -> UInt64 {
+        partition.clientFiles.expired[id] ?? partition.lastClientVersion[id] ?? 0
+    }
+
+    /// Forgets the client files unseen for longer than the maximum: `binding` always, and every client file
+    /// of the partition at most once per record interval. A bound client file counts as seen now. What is
+    /// forgotten is recorded durably first; if that fails, nothing is forgotten this time.
+    private func expireOfflineClientFiles(
+        in partition: Partition, binding: UInt64, tracking: ClientFileTracking
+    ) async {
+        let registry = partition.clientFiles
+        let now = tracking.clock()
+        let sweepsAll = registry.lastSweep.map { now.timeIntervalSince($0) >= tracking.recordInterval } ?? true
+        let bound = Set(partition.subscribers.values.map(\.clientFileID))
+        let candidates = sweepsAll ? Array(registry.lastSeen.keys) : [binding]
+        var stale: [(id: UInt64, version: UInt64, lastSeen: Date)] = []
+        for id in candidates {
+            guard let seen = registry.lastSeen[id] else { continue }
+            if bound.contains(id) {
+                registry.lastSeen[id] = now
+            } else if now.timeIntervalSince(seen) > tracking.maximumOffline {
+                stale.append((id, lastIntegratedClientVersion(of: id, in: partition), seen))
+            }
+        }
+        if sweepsAll { registry.lastSweep = now }
+        guard !stale.isEmpty else { return }
+        stale.sort { $0.id < $1.id }
+        do {
+            try await tracking.store.appendClientFileRecords(
+                stale.map { .expired(clientFileID: $0.id, lastIntegratedClientVersion: $0.version, at: now) },
+                to: partition.name)
+        } catch {
+            logger.log(.warn, Self.category, "\(partition.name): could not record forgotten client files: \(error)")
+            return
+        }
+        for file in stale {
+            registry.expired[file.id] = file.version
+            registry.lastSeen[file.id] = nil
+            registry.recordedSeen[file.id] = nil
+            partition.forget(file.id)
+            logger.log(
+                .info, Self.category,
+                "\(partition.name): forgot client file \(file.id) (last seen \(file.lastSeen), client version "
+                    + "\(file.version) integrated)")
+        }
+    }
+
+    /// Client file `id` was seen now (bound, or uploaded): remembered, and recorded durably when its record
+    /// lags by the record interval or more. Call while holding the partition's gate. A failed record is
+    /// logged and tried again next time.
+    func clientFileSeen(_ id: UInt64, in partition: Partition) async {
+        guard let tracking = clientFileTracking, let record = noteSeen(id, in: partition, tracking: tracking)
+        else { return }
+        await write(record, for: partition, tracking: tracking)
+    }
+
+    /// The same when the gate is not held (a session ended): the record, if due, is written by a task
+    /// that takes the gate.
+    func clientFileSeenLater(_ id: UInt64, in partition: Partition) {
+        guard let tracking = clientFileTracking, let record = noteSeen(id, in: partition, tracking: tracking)
+        else { return }
+        Task {
+            await partition.acquire()
+            defer { partition.release() }
+            await self.write(record, for: partition, tracking: tracking)
+        }
+    }
+
+    private func noteSeen(_ id: UInt64, in partition: Partition, tracking: ClientFileTracking) -> ClientFileRecord? {
+        let registry = partition.clientFiles
+        guard registry.expired[id] == nil else { return nil }
+        let now = tracking.clock()
+        registry.lastSeen[id] = now
+        if let recorded = registry.recordedSeen[id], now.timeIntervalSince(recorded) < tracking.recordInterval {
+            return nil
+        }
+        registry.recordedSeen[id] = now
+        return .seen(clientFileID: id, at: now)
+    }
+
+    private func write(_ record: ClientFileRecord, for partition: Partition, tracking: ClientFileTracking) async {
+        do {
+            try await tracking.store.appendClientFileRecords([record], to: partition.name)
+        } catch {
+            partition.clientFiles.recordedSeen[record.clientFileID] = nil
+            logger.log(
+                .warn, Self.category,
+                "\(partition.name): could not record that client file \(record.clientFileID) was seen: \(error)")
+        }
+    }
+}

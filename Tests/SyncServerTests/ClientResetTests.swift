@@ -1,0 +1,195 @@
+import Foundation
+import SyncStorage
+import Testing
+
+@testable import SyncServer
+@testable import SyncWire
+
+/// A wall clock the test sets.
+final class TestClock: @unchecked Sendable {
+    // @unchecked Sendable: `date` is only touched under `lock`.
+    private let lock = NSLock()
+    private var date: Date
+
+    init(_ start: Date = Date(timeIntervalSince1970: 1_700_000_000)) { date = start }
+
+    var now: Date { lock.withLock { date } }
+    func advance(days: Double) { advance(seconds: days * 86_400) }
+    func advance(seconds: Double) { lock.withLock { date += seconds } }
+    var read: @Sendable () -> Date { { self.now } }
+}
+
+/// The server's side of client reset: forgetting client files offline longer than the maximum, durably,
+/// and refusing their binds (and binds beyond the log) with what the client needs to recover exactly.
+@Suite("Client reset on the server", .timeLimit(.minutes(1)))
+struct ClientResetTests {
+    private let thirtyDays: Duration = .seconds(30 * 86_400)
+
+    private func server(
+        _ clock: TestClock, store: any PartitionStore = InMemoryPartitionStore()
+    ) async throws -> SyncServer {
+        try await SyncServer.embedded(
+            configuration: .init(store: store, maximumOfflineTime: thirtyDays, clock: clock.read))
+    }
+
+    /// Binds `clientFileID`, uploads `count` changesets from client version `from`, waits for their
+    /// acknowledgement, unbinds.
+    private func visit(
+        _ server: SyncServer, clientFileID: UInt64, downloadedVersion: UInt64 = 0, uploading count: Int = 0,
+        from first: UInt64 = 1
+    ) async throws {
+        let client = try await TestClient.welcomed(to: server)
+        _ = try await client.bind(clientFileID: clientFileID, downloadedVersion: downloadedVersion)
+        if count > 0 {
+            client.upload(from: first, (0..<count).map { bytes(UInt8(first) + UInt8($0)) })
+            #expect(try await client.nextEntries(count).count == count)
+        }
+        client.send(.unbind(sessionID: 1))
+        #expect(try await client.next() == .unbound(sessionID: 1))
+    }
+
+    /// The error a bind of `clientFileID` gets.
+    private func refusal(
+        _ server: SyncServer, clientFileID: UInt64, downloadedVersion: UInt64 = 0
+    ) async throws -> ProtocolError {
+        let client = try await TestClient.welcomed(to: server)
+        client.send(
+            .bind(Bind(sessionID: 4, partition: "p", clientFileID: clientFileID, downloadedVersion: downloadedVersion)))
+        return try await client.nextError()
+    }
+
+    @Test(
+        "a client file unseen longer than the maximum is forgotten: its bind gets clientResetRequired with the last client version integrated, the log stays"
+    )
+    func offlineTooLongIsForgotten() async throws {
+        let clock = TestClock()
+        let server = try await server(clock)
+        try await visit(server, clientFileID: 1, uploading: 2)
+        clock.advance(days: 30)  // exactly the maximum: still known
+        try await visit(server, clientFileID: 1, downloadedVersion: 2)
+        clock.advance(days: 30)
+        clock.advance(seconds: 1)
+        let error = try await refusal(server, clientFileID: 1, downloadedVersion: 2)
+        #expect(error.code == .clientResetRequired)
+        #expect(error.code.isFatal)
+        #expect(error.sessionID == 4)
+        #expect(
+            error.clientReset
+                == ClientResetDetails(reason: .clientExpired, serverVersion: 2, lastIntegratedClientVersion: 2))
+        // Forgotten for good, and only that client file; the changesets stay.
+        #expect(try await refusal(server, clientFileID: 1).clientReset?.reason == .clientExpired)
+        let other = try await TestClient.welcomed(to: server)
+        #expect(entries(of: try await other.bind(clientFileID: 2)).map(\.serverVersion) == [1, 2])
+        #expect(try await server.changesets(in: "p").map(\.clientFileID) == [1, 1])
+    }
+
+    @Test("a bound client file counts as seen: bound through twice the maximum, it is not forgotten")
+    func boundIsSeen() async throws {
+        let clock = TestClock()
+        let server = try await server(clock)
+        let bound = try await TestClient.welcomed(to: server)
+        _ = try await bound.bind(clientFileID: 1)
+        clock.advance(days: 61)
+        try await visit(server, clientFileID: 2)  // a bind: the server looks for client files to forget
+        bound.upload(from: 1, [bytes(1)])
+        #expect(try await bound.nextDownload().entries == [.acknowledged(serverVersion: 1, clientVersion: 1)])
+        bound.send(.unbind(sessionID: 1))
+        #expect(try await bound.next() == .unbound(sessionID: 1))
+        clock.advance(days: 29)
+        try await visit(server, clientFileID: 1, downloadedVersion: 1, uploading: 1, from: 2)
+        #expect(try await server.changesets(in: "p").map(\.clientVersion) == [1, 2])
+    }
+
+    @Test("last-seen times and forgotten client files survive restarts of a file store")
+    func durableAcrossRestarts() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("ClientResetTests-\(UUID())")
+            .path
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let clock = TestClock()
+        func run(_ body: (SyncServer) async throws -> Void) async throws {
+            let store = try FilePartitionStore(directory: directory)
+            let server = try await server(clock, store: store)
+            try await body(server)
+            await server.stop()
+            await store.close()
+        }
+        try await run { server in try await visit(server, clientFileID: 1, uploading: 1) }
+        clock.advance(days: 20)
+        try await run { server in try await visit(server, clientFileID: 2, downloadedVersion: 0) }
+        clock.advance(days: 11)
+        try await run { (server: SyncServer) async throws in
+            // Client file 1 was last seen 31 days ago, client file 2 eleven days ago.
+            let error = try await refusal(server, clientFileID: 1, downloadedVersion: 1)
+            #expect(
+                error.clientReset
+                    == ClientResetDetails(reason: .clientExpired, serverVersion: 1, lastIntegratedClientVersion: 1))
+            try await visit(server, clientFileID: 2, downloadedVersion: 1)
+        }
+        #expect(
+            FileManager.default.fileExists(
+                atPath: directory + "/" + StoreFileName.forPartition("p", suffix: ".clients")))
+        clock.advance(days: 1)
+        try await run { (server: SyncServer) async throws in
+            #expect(try await refusal(server, clientFileID: 1).clientReset?.lastIntegratedClientVersion == 1)
+            #expect(try await server.changesets(in: "p").map(\.data) == [bytes(1)])
+        }
+    }
+
+    @Test("a bind beyond the log says what the server holds: its latest version and the file's last client version")
+    func historyLostDetails() async throws {
+        let server = try await SyncServer.embedded()
+        #expect(
+            try await refusal(server, clientFileID: 1, downloadedVersion: 5).clientReset
+                == ClientResetDetails(reason: .historyLost, serverVersion: 0, lastIntegratedClientVersion: 0))
+        try await visit(server, clientFileID: 1, uploading: 3)
+        try await visit(server, clientFileID: 2, uploading: 1)
+        #expect(
+            try await refusal(server, clientFileID: 1, downloadedVersion: 9).clientReset
+                == ClientResetDetails(reason: .historyLost, serverVersion: 4, lastIntegratedClientVersion: 3))
+    }
+
+    @Test("without a maximum offline time nothing is recorded or forgotten")
+    func withoutAMaximum() async throws {
+        let clock = TestClock()
+        let store = InMemoryPartitionStore()
+        let server = try await SyncServer.embedded(configuration: .init(store: store, clock: clock.read))
+        try await visit(server, clientFileID: 1, uploading: 1)
+        clock.advance(days: 3650)
+        try await visit(server, clientFileID: 1, downloadedVersion: 1, uploading: 1, from: 2)
+        #expect(try await store.clientFileRecords(of: "p").isEmpty)
+    }
+
+    @Test("the side file keeps the latest record per client file and is compacted when reopened")
+    func sideFileCompaction() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("ClientFileLog-\(UUID())").path
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let path = directory + "/" + StoreFileName.forPartition("p", suffix: ".clients")
+        let start = Date(timeIntervalSince1970: 1_700_000_000)
+        do {
+            let store = try FilePartitionStore(directory: directory)
+            for step in 0..<100 {
+                try await store.appendClientFileRecords(
+                    [
+                        .seen(clientFileID: 1, at: start + Double(step)),
+                        .seen(clientFileID: 2, at: start + Double(step) + 0.5),
+                    ], to: "p")
+            }
+            try await store.appendClientFileRecords(
+                [.expired(clientFileID: 2, lastIntegratedClientVersion: 7, at: start + 1000)], to: "p")
+            await store.close()
+        }
+        let before = try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int ?? 0
+        let expected: [ClientFileRecord] = [
+            .seen(clientFileID: 1, at: start + 99),
+            .expired(clientFileID: 2, lastIntegratedClientVersion: 7, at: start + 1000),
+        ]
+        for _ in 0..<2 {
+            let store = try FilePartitionStore(directory: directory)
+            #expect(try await store.clientFileRecords(of: "p") == expected)
+            await store.close()
+        }
+        let after = try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int ?? 0
+        #expect(after < before / 10, "\(before) → \(after) bytes")
+        #expect(!FileManager.default.fileExists(atPath: path + ".compacting"))
+    }
+}
