@@ -46,13 +46,26 @@ public struct Scenario: Sendable {
     public let count: Int
     /// Ops per unit of `count` (P4: subscribers, because one value is delivered to each of them).
     public let opsPerCount: Int
-    /// Runs the scenario with the given size and returns a checksum.
+    /// Runs the scenario with the given size and returns a checksum (or, for `.reportedByRun`, the
+    /// nanoseconds to report).
     public let run: @Sendable (Int) async -> Int
+    /// What is reported per op: the wall time of `run` (default), or what `run` returns (P10: the CPU time
+    /// of the invalidating thread).
+    public let metric: Metric
+
+    /// What a scenario's ns/op measure.
+    public enum Metric: Sendable {
+        /// The wall time of a run.
+        case wallTime
+        /// The nanoseconds the run returns.
+        case reportedByRun
+    }
 
     public init(
         id: String, title: String, library: String, unit: String, count: Int, opsPerCount: Int = 1,
-        run: @escaping @Sendable (Int) async -> Int
+        metric: Metric = .wallTime, run: @escaping @Sendable (Int) async -> Int
     ) {
+        self.metric = metric
         self.id = id
         self.title = title
         self.library = library
@@ -77,11 +90,15 @@ public enum Sizes {
     public static let p7Updates = 10_000
     /// 100 MB, as 1,600 changesets of 64 KB.
     public static let p8Megabytes = 100
+    /// P9: values sent in total by the two threads.
+    public static let p9Values = 2_000_000
+    /// P10: invalidations, each while a 1 ms callback runs.
+    public static let p10Invalidations = 200
 }
 
 /// Every scenario of every library, in table order.
 public enum Catalog {
     public static let all: [Scenario] =
         SyncStreamsScenarios.all + SyncStreamsExecutorScenarios.all + OpenCombineScenarios.all
-        + AsyncScenarios.all + FloorScenarios.all + EngineScenarios.all
+        + AsyncScenarios.all + FloorScenarios.all + EngineScenarios.all + ContentionScenarios.all
 }

@@ -1,4 +1,5 @@
 import Dispatch
+import Foundation
 import OpenCombine
 import OpenCombineDispatch
 
@@ -20,7 +21,36 @@ public enum OpenCombineScenarios {
         Scenario(
             id: "P5", title: "executor hop: observe(on: serial queue), until all arrived", library: "OpenCombine",
             unit: "value", count: Sizes.p5Values / 4, run: { receiveOn($0) }),
+        Scenario(
+            id: "P9", title: "two threads sending into one subject, one subscriber, until all arrived",
+            library: "OpenCombine", unit: "value", count: Sizes.p9Values / 10, run: { twoSenders($0) }),
     ]
+
+    /// OpenCombine's subject does not serialize concurrent sends; a user must, here with a lock.
+    @inline(never)
+    public static func twoSenders(_ count: Int) -> Int {
+        let subject = SendableBox(PassthroughSubject<Int, Never>())
+        let accumulator = Accumulator()
+        let lock = NSLock()
+        let cancellable = subject.value.sink { accumulator.add($0) }
+        ContentionScenarios.onTwoThreads { index in
+            for value in stride(from: index, to: count, by: 2) {
+                lock.lock()
+                subject.value.send(value)
+                lock.unlock()
+            }
+        }
+        cancellable.cancel()
+        return accumulator.total
+    }
+
+    /// Hands an OpenCombine object to the sending threads.
+    struct SendableBox<Value>: @unchecked Sendable {
+        // @unchecked Sendable: OpenCombine's subjects are thread-safe for `send` (they lock); they are just
+        // not annotated. The senders here also hold a lock around every send.
+        let value: Value
+        init(_ value: Value) { self.value = value }
+    }
 
     @inline(never)
     public static func pumping(_ count: Int) -> Int {
