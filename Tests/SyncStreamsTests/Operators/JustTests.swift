@@ -33,7 +33,7 @@ import Testing
 
     @Test func aCatchHandlerCanReplaceTheFailureWithIt() {
         let output = Marble.run("ab#") { subject, _ in
-            subject.catch { _ in Just("x").setFailureType(to: MarbleError.self) }
+            subject.catch { _ in Just("x") }
         }
         #expect(output == Marble.parse("ab(x|)"))
     }
