@@ -32,8 +32,11 @@ import Testing
     }
 
     @Test func aHugeCountDoesNotReserveMemoryAhead() {
-        let output = Marble.run("ab|") { subject, _ in subject.collect(Int.max).map { $0.joined() } }
-        #expect(output == [at(2, .value("ab")), at(2, .finished)])
+        // Reserving 2⁴⁰ strings up front would fail to allocate and crash.
+        for count in [1 << 40, Int.max] {
+            let output = Marble.run("ab|") { subject, _ in subject.collect(count).map { $0.joined() } }
+            #expect(output == [at(2, .value("ab")), at(2, .finished)], "collect(\(count))")
+        }
     }
 
     @Test func eachSubscriptionCollectsSeparately() {
@@ -86,6 +89,31 @@ import Testing
         #expect(tracker.active.value == 0)
         subject.send(completion: .finished)
         #expect(recorder.events.isEmpty)
+    }
+
+    @Test func afterEmittingAnArrayNothingOfItIsKept() {
+        for finishes in [false, true] {
+            let recorder = Recorder<Int, Never>()
+            let probe = LifetimeProbe()
+            let token = probe.capture { canary in
+                // An upstream that keeps its subscriber's callbacks until invalidated, as a stream may:
+                // only the operator itself can let go of the values it collected. Two values fill an
+                // array of 2; with `finishes`, one more makes a partial array emitted at the finish.
+                let upstream = AnySyncStream<LifetimeCanary, Never> { onValue, onCompletion in
+                    onValue(LifetimeCanary())
+                    onValue(finishes ? LifetimeCanary() : canary)
+                    if finishes {
+                        onValue(canary)
+                        onCompletion(.finished)
+                    }
+                    return SubscriptionToken { _ = (onValue, onCompletion) }
+                }
+                return recorder.subscribe(to: upstream.collect(2).map(\.count))
+            }
+            #expect(recorder.values == (finishes ? [2, 1] : [2]))
+            #expect(!probe.isAlive, "emitted values must not be kept while the token lives (finishes: \(finishes))")
+            token.invalidate()
+        }
     }
 
     @Test func valuesSentConcurrentlyAreAllCollectedInFullArrays() {

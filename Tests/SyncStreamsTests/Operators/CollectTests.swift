@@ -71,15 +71,18 @@ import Testing
     }
 
     @Test func afterEmittingTheArrayNothingOfItIsKept() {
-        let subject = PassthroughSubject<LifetimeCanary, Never>()
         let recorder = Recorder<Int, Never>()
-        let token = recorder.subscribe(to: subject.collect().map(\.count))
         let probe = LifetimeProbe()
-        _ = probe.capture { canary in
-            subject.send(canary)
-            return .empty
+        let token = probe.capture { canary in
+            // An upstream that keeps its subscriber's callbacks until invalidated, as a stream may: only
+            // the operator itself can let go of the values it collected.
+            let upstream = AnySyncStream<LifetimeCanary, Never> { onValue, onCompletion in
+                onValue(canary)
+                onCompletion(.finished)
+                return SubscriptionToken { _ = (onValue, onCompletion) }
+            }
+            return recorder.subscribe(to: upstream.collect().map(\.count))
         }
-        subject.send(completion: .finished)
         #expect(recorder.events == [.value(1), .finished])
         #expect(!probe.isAlive, "the operator must not keep the emitted values while the token lives")
         token.invalidate()

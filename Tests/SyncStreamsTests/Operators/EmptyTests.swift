@@ -2,7 +2,8 @@ import Testing
 
 @testable import SyncStreams
 
-@Suite struct EmptyTests {
+// The time limit bounds the async `first()` tests: a stream that never completes would wait forever.
+@Suite(.timeLimit(.minutes(1))) struct EmptyTests {
     @Test func finishesWithoutAValueBeforeSubscribeReturns() {
         let recorder = Recorder<Int, StreamTestError>()
         let token = recorder.subscribe(to: Empty<Int, StreamTestError>())

@@ -2,7 +2,8 @@ import Testing
 
 @testable import SyncStreams
 
-@Suite struct FailTests {
+// The time limit bounds the async `first()` tests: a stream that never completes would wait forever.
+@Suite(.timeLimit(.minutes(1))) struct FailTests {
     @Test func failsWithoutAValueBeforeSubscribeReturns() {
         let recorder = Recorder<Int, StreamTestError>()
         let token = recorder.subscribe(to: Fail<Int, StreamTestError>(error: .boom))

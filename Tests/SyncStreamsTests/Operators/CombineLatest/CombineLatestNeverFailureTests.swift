@@ -72,27 +72,35 @@ import Testing
     }
 
     @Test func inputsThatAllCannotFailStillGetThePlainOverload() {
-        // These annotations fail to compile if a mixing overload (which wraps inputs in `SetFailureType`) were
-        // chosen, or if the choice were ambiguous.
-        let a = PassthroughSubject<Int, Never>()
-        let two: Streams.CombineLatest<PassthroughSubject<Int, Never>, PassthroughSubject<Int, Never>> =
-            a.combineLatest(a)
-        let three: Streams.Map<Streams.CombineLatest3<Just<Int>, Just<Int>, Just<Int>>, Int> =
-            Just(1).combineLatest(Just(2), Just(3)) { $0 + $1 + $2 }
-        let four: Streams.CombineLatest4<Just<Int>, Just<Int>, Just<Int>, Just<Int>> =
-            Just(1).combineLatest(Just(2), Just(3), Just(4))
+        // Inferred, not annotated (an annotation would pick the plain overload by itself): without
+        // `@_disfavoredOverload`, a mixing overload in the `Failure == Never` extension ranks as more specific
+        // and silently wraps an input in `SetFailureType<_, Never>`.
+        typealias P = PassthroughSubject<Int, Never>
+        let a = P()
+        let two = a.combineLatest(a)
+        let twoWithTransform = a.combineLatest(a) { $0 + $1 }
+        let three = a.combineLatest(a, a)
+        let threeWithTransform = a.combineLatest(a, a) { $0 + $1 + $2 }
+        let four = a.combineLatest(a, a, a)
+        let fourWithTransform = a.combineLatest(a, a, a) { $0 + $1 + $2 + $3 }
+        #expect(type(of: two) == Streams.CombineLatest<P, P>.self)
+        #expect(type(of: twoWithTransform) == Streams.Map<Streams.CombineLatest<P, P>, Int>.self)
+        #expect(type(of: three) == Streams.CombineLatest3<P, P, P>.self)
+        #expect(type(of: threeWithTransform) == Streams.Map<Streams.CombineLatest3<P, P, P>, Int>.self)
+        #expect(type(of: four) == Streams.CombineLatest4<P, P, P, P>.self)
+        #expect(type(of: fourWithTransform) == Streams.Map<Streams.CombineLatest4<P, P, P, P>, Int>.self)
         let recorder = Recorder<Int, Never>()
-        _ = recorder.subscribe(to: three)
+        _ = recorder.subscribe(to: Just(1).combineLatest(Just(2), Just(3)) { $0 + $1 + $2 })
         #expect(recorder.events == [.value(6), .finished])
-        _ = (two, four)
     }
 
     @Test func inputsThatAllCanFailStillGetThePlainOverload() {
-        let a = PassthroughSubject<Int, StreamTestError>()
-        let two:
-            Streams.CombineLatest<PassthroughSubject<Int, StreamTestError>, PassthroughSubject<Int, StreamTestError>> =
-                a.combineLatest(a)
-        _ = two
+        typealias P = PassthroughSubject<Int, StreamTestError>
+        let a = P()
+        let two = a.combineLatest(a)
+        let four = a.combineLatest(a, a, a) { $0 + $1 + $2 + $3 }
+        #expect(type(of: two) == Streams.CombineLatest<P, P>.self)
+        #expect(type(of: four) == Streams.Map<Streams.CombineLatest4<P, P, P, P>, Int>.self)
     }
 
     @Test func invalidateEndsEveryInputSubscriptionAndReleasesTheCallbacks() {

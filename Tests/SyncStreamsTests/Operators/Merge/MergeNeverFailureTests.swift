@@ -45,10 +45,13 @@ import Testing
     }
 
     @Test func inputsThatAllCannotFailStillGetThePlainOverload() {
-        // This annotation fails to compile if a mixing overload were chosen, or if the choice were ambiguous.
-        let a = PassthroughSubject<Int, Never>()
-        let merged: Streams.Merge<PassthroughSubject<Int, Never>, PassthroughSubject<Int, Never>> = a.merge(with: a)
-        _ = merged
+        // Inferred, not annotated (an annotation would pick the plain overload by itself): without
+        // `@_disfavoredOverload`, the mixing overload in the `Failure == Never` extension ranks as more
+        // specific and silently wraps this stream in `SetFailureType<_, Never>`.
+        typealias P = PassthroughSubject<Int, Never>
+        let a = P()
+        let merged = a.merge(with: a, a)
+        #expect(type(of: merged) == Streams.Merge<P, P>.self)
     }
 
     @Test func invalidateEndsEveryInputSubscriptionAndReleasesTheCallbacks() {
