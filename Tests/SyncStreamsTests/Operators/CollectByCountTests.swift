@@ -127,6 +127,8 @@ import Testing
         }
         #expect(finished)
         subject.send(completion: .finished)
+        // The last values may be delivered by a drain handed on to a global queue after the senders returned.
+        #expect(eventually { recorder.completionCount == 1 })
         let arrays = recorder.values
         let total = senders * perSender
         #expect(arrays.dropLast().allSatisfy { $0.count == 7 })
