@@ -3,6 +3,10 @@ import Synchronization
 
 #if canImport(Darwin)
     import os
+#elseif canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
 #endif
 
 /// The relays' lock: spins briefly, then sleeps in the kernel until the holder wakes it.
@@ -85,14 +89,16 @@ struct ParkingLock: ~Copyable, @unchecked Sendable {
 
         @usableFromInline
         func lockContended() {
-            // Spin briefly: the holder is usually a few instructions from unlocking.
-            for _ in 0..<100 {
+            // Spin briefly: the holder is usually a few instructions from unlocking. Then yield the processor
+            // a few times: on a busy machine the holder may have been preempted, and a yield lets it finish
+            // sooner than a sleep would. Then sleep until woken.
+            for attempt in 0..<(Self.spins + Self.yields) {
                 if words[0].load(ordering: .relaxed) == 0,
                     words[0].compareExchange(expected: 0, desired: 1, ordering: .acquiring).exchanged
                 {
                     return
                 }
-                csyncstreams_spin_hint()
+                if attempt < Self.spins { csyncstreams_spin_hint() } else { sched_yield() }
             }
             words[1].wrappingAdd(1, ordering: .relaxed)
             AsymmetricFence.heavy()
@@ -104,6 +110,10 @@ struct ParkingLock: ~Copyable, @unchecked Sendable {
                 csyncstreams_wait_on_address(UnsafeRawPointer(words), 1)
             }
         }
+
+        /// Busy-wait rounds before yielding, and yields before sleeping.
+        @usableFromInline static var spins: Int { 40 }
+        @usableFromInline static var yields: Int { 8 }
     #endif
 
     @inlinable @inline(__always)

@@ -337,8 +337,9 @@ final class Relay<Output: Sendable, Failure: Error, Extra>: @unchecked Sendable 
     }
 
     /// Runs a drain as a job: on the relay's executor, or — for an inline relay handing on the rest of a
-    /// long drain — on a global queue.
-    @usableFromInline
+    /// long drain — on a global queue. Inlinable, so that the job runs the caller's specialized drain
+    /// (unspecialized, every generic type in it is looked up at run time: 30× slower).
+    @inlinable
     func scheduleDrain() {
         let run: @Sendable () -> Void = { self.runScheduledDrain() }
         if let executor {
