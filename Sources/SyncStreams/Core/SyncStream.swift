@@ -3,7 +3,9 @@
 /// The contract every stream and operator in this module keeps, and every custom conformance must keep:
 /// - Events to one subscriber are serialized (never concurrent) and in order; after a completion nothing
 ///   more is delivered.
-/// - No callback starts after the subscription's `SubscriptionToken.invalidate()` returns.
+/// - No callback starts after the subscription's `SubscriptionToken.invalidate()` returns (when called from
+///   outside any stream callback; from inside one it never waits for another thread — see
+///   `SubscriptionToken`).
 /// - Re-entrancy is safe: a callback may send into a subject, subscribe, or invalidate, without deadlock,
 ///   crash or lost values. Streams never call out while holding a lock.
 /// - Values may be sent from any thread.

@@ -11,9 +11,10 @@ final class SerialBox<Value>: @unchecked Sendable {
     init(_ value: Value) { self.value = value }
 }
 
-/// Stores `value` in `slot` and returns the value it replaced.
+/// Stores `value` in `slot` and returns the value it replaced (for the caller to release where it may:
+/// outside a lock).
 @inlinable
-func swap<Value>(_ slot: inout Value, _ value: Value) -> Value {
+func replace<Value>(_ slot: inout Value, with value: Value) -> Value {
     let previous = slot
     slot = value
     return previous

@@ -39,32 +39,3 @@ struct TimedEffect<Discarded> {
         value.map { TimedEffect(discarded: $0) }
     }
 }
-
-/// A time-based operator's state machine: it owns its `OperatorTimer`, whose handles the storage stores
-/// back after scheduling.
-protocol TimedStateMachine {
-    var timer: OperatorTimer { get set }
-}
-
-extension Relay where Extra: TimedStateMachine {
-    /// Performs a timed operator's effect, outside the lock: ends the upstream, cancels a timer, schedules
-    /// the new one on `executor` (its job calls `fire` with the timer's epoch) and stores its handle.
-    func perform<Discarded>(
-        _ effect: TimedEffect<Discarded>?,
-        executor: any StreamExecutor,
-        link: UpstreamLink,
-        fire: @escaping @Sendable (UInt64) -> Void
-    ) {
-        guard let effect else { return }
-        if effect.endsUpstream { link.end() }
-        effect.cancelTimer?.cancel()
-        if let (request, delay) = effect.startTimer {
-            request.previous?.cancel()
-            let epoch = request.epoch
-            let scheduled = executor.schedule(after: delay) { fire(epoch) }
-            let stale = withExtra { $0.timer.store(scheduled, epoch: epoch) }
-            stale?.cancel()
-        }
-        // `effect.discarded` is released with `effect`, here.
-    }
-}

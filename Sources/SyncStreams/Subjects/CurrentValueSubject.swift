@@ -33,7 +33,7 @@ public final class CurrentValueSubject<Output: Sendable, Failure: Error>: SyncSt
         // value may run user code, never under the lock).
         let replaced = relay.update { current, delivery -> Output? in
             guard delivery.enqueue(value) else { return nil }
-            return swap(&current, value)
+            return replace(&current, with: value)
         }
         _ = replaced
     }

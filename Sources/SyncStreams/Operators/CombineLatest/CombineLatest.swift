@@ -100,15 +100,15 @@ extension Streams {
             onValue: @escaping @Sendable (Output) -> Void,
             onCompletion: @escaping @Sendable (StreamCompletion<Failure>) -> Void
         ) -> SubscriptionToken {
-            let core = CombineLatestStorage<(A.Output?, B.Output?), Output, Failure>(
-                empty: (nil, nil),
+            let core = MultiInputStorage(
+                machine: CombineLatestStateMachine<(A.Output?, B.Output?), Output, Failure>(
+                    empty: (nil, nil), inputCount: 2, combine: { ($0.0!, $0.1!) }),
                 inputCount: 2,
-                combine: { ($0.0!, $0.1!) },
                 onValue: onValue,
                 onCompletion: onCompletion
             )
-            core.connect(0, to: a) { $0.0 = $1 }
-            core.connect(1, to: b) { $0.1 = $1 }
+            core.connect(0, to: a) { replace(&$0.0, with: $1) }
+            core.connect(1, to: b) { replace(&$0.1, with: $1) }
             return SubscriptionToken(core)
         }
     }
@@ -139,16 +139,16 @@ extension Streams {
             onValue: @escaping @Sendable (Output) -> Void,
             onCompletion: @escaping @Sendable (StreamCompletion<Failure>) -> Void
         ) -> SubscriptionToken {
-            let core = CombineLatestStorage<(A.Output?, B.Output?, C.Output?), Output, Failure>(
-                empty: (nil, nil, nil),
+            let core = MultiInputStorage(
+                machine: CombineLatestStateMachine<(A.Output?, B.Output?, C.Output?), Output, Failure>(
+                    empty: (nil, nil, nil), inputCount: 3, combine: { ($0.0!, $0.1!, $0.2!) }),
                 inputCount: 3,
-                combine: { ($0.0!, $0.1!, $0.2!) },
                 onValue: onValue,
                 onCompletion: onCompletion
             )
-            core.connect(0, to: a) { $0.0 = $1 }
-            core.connect(1, to: b) { $0.1 = $1 }
-            core.connect(2, to: c) { $0.2 = $1 }
+            core.connect(0, to: a) { replace(&$0.0, with: $1) }
+            core.connect(1, to: b) { replace(&$0.1, with: $1) }
+            core.connect(2, to: c) { replace(&$0.2, with: $1) }
             return SubscriptionToken(core)
         }
     }
@@ -182,17 +182,17 @@ extension Streams {
             onValue: @escaping @Sendable (Output) -> Void,
             onCompletion: @escaping @Sendable (StreamCompletion<Failure>) -> Void
         ) -> SubscriptionToken {
-            let core = CombineLatestStorage<(A.Output?, B.Output?, C.Output?, D.Output?), Output, Failure>(
-                empty: (nil, nil, nil, nil),
+            let core = MultiInputStorage(
+                machine: CombineLatestStateMachine<(A.Output?, B.Output?, C.Output?, D.Output?), Output, Failure>(
+                    empty: (nil, nil, nil, nil), inputCount: 4, combine: { ($0.0!, $0.1!, $0.2!, $0.3!) }),
                 inputCount: 4,
-                combine: { ($0.0!, $0.1!, $0.2!, $0.3!) },
                 onValue: onValue,
                 onCompletion: onCompletion
             )
-            core.connect(0, to: a) { $0.0 = $1 }
-            core.connect(1, to: b) { $0.1 = $1 }
-            core.connect(2, to: c) { $0.2 = $1 }
-            core.connect(3, to: d) { $0.3 = $1 }
+            core.connect(0, to: a) { replace(&$0.0, with: $1) }
+            core.connect(1, to: b) { replace(&$0.1, with: $1) }
+            core.connect(2, to: c) { replace(&$0.2, with: $1) }
+            core.connect(3, to: d) { replace(&$0.3, with: $1) }
             return SubscriptionToken(core)
         }
     }

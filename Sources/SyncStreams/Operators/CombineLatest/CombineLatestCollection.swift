@@ -39,15 +39,16 @@ extension Streams {
                 onCompletion(.finished)
                 return .empty
             }
-            let core = CombineLatestStorage<[Upstream.Output?], Output, Failure>(
-                empty: Array(repeating: nil, count: upstreams.count),
+            let core = MultiInputStorage(
+                machine: CombineLatestStateMachine<[Upstream.Output?], Output, Failure>(
+                    empty: Array(repeating: nil, count: upstreams.count), inputCount: upstreams.count,
+                    combine: { $0.map { $0! } }),
                 inputCount: upstreams.count,
-                combine: { $0.map { $0! } },
                 onValue: onValue,
                 onCompletion: onCompletion
             )
             for (index, upstream) in upstreams.enumerated() {
-                core.connect(index, to: upstream) { $0[index] = $1 }
+                core.connect(index, to: upstream) { replace(&$0[index], with: $1) }
             }
             return SubscriptionToken(core)
         }

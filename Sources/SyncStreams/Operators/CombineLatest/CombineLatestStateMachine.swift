@@ -6,14 +6,9 @@
 /// - `.finished` of an input ends the output when the input never emitted (no combination can form) or
 ///   when it was the last live input; a failure ends the output at once. Ending asks to cancel the inputs.
 @usableFromInline
-struct CombineLatestStateMachine<Partial, Output, Failure: Error> {
-    @usableFromInline
-    enum Effect {
-        /// End every input's subscription (the output has ended).
-        case cancelInputs
-    }
-
-    @usableFromInline typealias Action = OperatorAction<Output, Failure, Effect>
+struct CombineLatestStateMachine<Partial, Output, Failure: Error>: MultiInputStateMachine {
+    @usableFromInline typealias Buffers = Partial
+    @usableFromInline typealias Action = OperatorAction<Output, Failure, MultiInputEffect>
 
     @usableFromInline var partial: Partial
     @usableFromInline var hasValue: [Bool]
@@ -63,7 +58,7 @@ struct CombineLatestStateMachine<Partial, Output, Failure: Error> {
 
     /// The subscriber invalidated.
     @inlinable
-    mutating func cancelled() -> Effect? {
+    mutating func cancelled() -> MultiInputEffect? {
         isTerminated = true
         return .cancelInputs
     }

@@ -46,14 +46,11 @@ extension Streams {
             onValue: @escaping @Sendable (Output) -> Void,
             onCompletion: @escaping @Sendable (StreamCompletion<Failure>) -> Void
         ) -> SubscriptionToken {
-            let core = DebounceStorage<Output, Failure>(
-                interval: interval,
-                executor: executor,
-                onValue: onValue,
-                onCompletion: onCompletion
-            )
-            core.connect(to: upstream)
-            return SubscriptionToken(core)
+            let storage = TimedOperatorStorage(
+                machine: DebounceStateMachine<Output, Failure>(interval: interval), executor: executor,
+                deliversOnExecutor: true, onValue: onValue, onCompletion: onCompletion)
+            storage.connect(to: upstream)
+            return SubscriptionToken(storage)
         }
     }
 }

@@ -1,6 +1,6 @@
 /// The debounce logic, without threads or time: the pending value, its timer, and what to emit when the
 /// timer fires or the upstream completes.
-struct DebounceStateMachine<Value, Failure: Error>: TimedStateMachine {
+struct DebounceStateMachine<Value, Failure: Error> {
     typealias Action = OperatorAction<Value, Failure, TimedEffect<Value>>
 
     private var pending: Value?
@@ -38,4 +38,12 @@ struct DebounceStateMachine<Value, Failure: Error>: TimedStateMachine {
         isTerminated = true
         return TimedEffect(cancelTimer: timer.stop(), discarded: pending.take(), endsUpstream: true)
     }
+}
+
+extension DebounceStateMachine: TimedOperatorStateMachine {
+    mutating func valueReceived(_ value: Value, at _: StreamInstant) -> Action { valueReceived(value) }
+    mutating func completed(_ completion: StreamCompletion<Failure>, at _: StreamInstant) -> Action {
+        completed(completion)
+    }
+    mutating func timerFired(epoch: UInt64, at _: StreamInstant) -> Action { timerFired(epoch: epoch) }
 }

@@ -45,8 +45,9 @@ extension Streams {
             onValue: @escaping @Sendable (Output) -> Void,
             onCompletion: @escaping @Sendable (StreamCompletion<Failure>) -> Void
         ) -> SubscriptionToken {
-            let storage = DelayStorage<Output, Failure>(
-                interval: interval, executor: executor, onValue: onValue, onCompletion: onCompletion)
+            let storage = TimedOperatorStorage(
+                machine: DelayStateMachine<Output, Failure>(interval: interval), executor: executor,
+                deliversOnExecutor: false, onValue: onValue, onCompletion: onCompletion)
             storage.connect(to: upstream)
             return SubscriptionToken(storage)
         }

@@ -4,7 +4,9 @@
 /// Each event (value or completion) is due `interval` after it arrived. The timer runs for the head of
 /// the queue; when it fires, the head is emitted and the timer restarts for the next one (at once if it
 /// is due already), so events leave one per timer job, in arrival order, each at its due time.
-struct DelayStateMachine<Value, Failure: Error>: TimedStateMachine {
+struct DelayStateMachine<Value, Failure: Error>: TimedOperatorStateMachine {
+    static var usesClock: Bool { true }
+
     enum Event {
         case value(Value)
         case completion(StreamCompletion<Failure>)

@@ -55,15 +55,11 @@ extension Streams {
             onValue: @escaping @Sendable (Output) -> Void,
             onCompletion: @escaping @Sendable (StreamCompletion<Failure>) -> Void
         ) -> SubscriptionToken {
-            let core = ThrottleStorage<Output, Failure>(
-                interval: interval,
-                executor: executor,
-                latest: latest,
-                onValue: onValue,
-                onCompletion: onCompletion
-            )
-            core.connect(to: upstream)
-            return SubscriptionToken(core)
+            let storage = TimedOperatorStorage(
+                machine: ThrottleStateMachine<Output, Failure>(interval: interval, latest: latest), executor: executor,
+                deliversOnExecutor: true, onValue: onValue, onCompletion: onCompletion)
+            storage.connect(to: upstream)
+            return SubscriptionToken(storage)
         }
     }
 }

@@ -1,6 +1,6 @@
 /// The throttle logic, without threads or time: what to emit when a value arrives, a window ends, or the
 /// upstream completes, and what to do with the window's timer.
-struct ThrottleStateMachine<Value, Failure: Error>: TimedStateMachine {
+struct ThrottleStateMachine<Value, Failure: Error> {
     typealias Action = OperatorAction<Value, Failure, TimedEffect<Value>>
 
     private enum State {
@@ -72,4 +72,12 @@ struct ThrottleStateMachine<Value, Failure: Error>: TimedStateMachine {
     }
 
     private mutating func openWindow() -> TimedEffect<Value>? { .start(timer.restart(), after: interval) }
+}
+
+extension ThrottleStateMachine: TimedOperatorStateMachine {
+    mutating func valueReceived(_ value: Value, at _: StreamInstant) -> Action { valueReceived(value) }
+    mutating func completed(_ completion: StreamCompletion<Failure>, at _: StreamInstant) -> Action {
+        completed(completion)
+    }
+    mutating func timerFired(epoch: UInt64, at _: StreamInstant) -> Action { timerFired(epoch: epoch) }
 }

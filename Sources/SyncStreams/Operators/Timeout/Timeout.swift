@@ -57,15 +57,15 @@ extension Streams {
             onValue: @escaping @Sendable (Output) -> Void,
             onCompletion: @escaping @Sendable (StreamCompletion<Failure>) -> Void
         ) -> SubscriptionToken {
-            let core = TimeoutStorage<Output, Failure>(
-                interval: interval,
-                executor: executor,
-                customError: customError,
-                onValue: onValue,
-                onCompletion: onCompletion
-            )
-            core.connect(to: upstream)
-            return SubscriptionToken(core)
+            let customError = self.customError
+            let machine = TimeoutStateMachine<Output, Failure>(start: executor.now, interval: interval) {
+                customError.map { .failure($0()) } ?? .finished
+            }
+            let storage = TimedOperatorStorage(
+                machine: machine, executor: executor, deliversOnExecutor: false, onValue: onValue,
+                onCompletion: onCompletion)
+            storage.connect(to: upstream)
+            return SubscriptionToken(storage)
         }
     }
 }

@@ -3,7 +3,9 @@
 ///
 /// The timer is not rescheduled per value: when it fires before the deadline (a value came meanwhile) it
 /// is rescheduled for the remaining time, so a fast stream costs one clock read per value.
-struct TimeoutStateMachine<Value, Failure: Error>: TimedStateMachine {
+struct TimeoutStateMachine<Value, Failure: Error>: TimedOperatorStateMachine {
+    static var usesClock: Bool { true }
+
     typealias Action = OperatorAction<Value, Failure, TimedEffect<Value>>
 
     private var deadline: StreamInstant
@@ -32,7 +34,7 @@ struct TimeoutStateMachine<Value, Failure: Error>: TimedStateMachine {
     }
 
     /// The upstream completed: it passes; the timer stops.
-    mutating func completed(_ completion: StreamCompletion<Failure>) -> Action {
+    mutating func completed(_ completion: StreamCompletion<Failure>, at _: StreamInstant = .zero) -> Action {
         guard isActive else { return .none }
         isActive = false
         return OperatorAction(completion: completion, effect: .cancel(timer.stop()))

@@ -103,9 +103,14 @@ extension Streams {
                     }
                 }
             )
-            let storage = ZipStorage(machine: machine, inputCount: 2, onValue: onValue, onCompletion: onCompletion)
-            storage.connect(0, to: a) { $0.0.append($1) }
-            storage.connect(1, to: b) { $0.1.append($1) }
+            let storage = MultiInputStorage(
+                machine: machine, inputCount: 2, onValue: onValue, onCompletion: onCompletion)
+            storage.connect(0, to: a) {
+                $0.0.append($1); return nil
+            }
+            storage.connect(1, to: b) {
+                $0.1.append($1); return nil
+            }
             return SubscriptionToken(storage)
         }
     }
@@ -149,10 +154,17 @@ extension Streams {
                     }
                 }
             )
-            let storage = ZipStorage(machine: machine, inputCount: 3, onValue: onValue, onCompletion: onCompletion)
-            storage.connect(0, to: a) { $0.0.append($1) }
-            storage.connect(1, to: b) { $0.1.append($1) }
-            storage.connect(2, to: c) { $0.2.append($1) }
+            let storage = MultiInputStorage(
+                machine: machine, inputCount: 3, onValue: onValue, onCompletion: onCompletion)
+            storage.connect(0, to: a) {
+                $0.0.append($1); return nil
+            }
+            storage.connect(1, to: b) {
+                $0.1.append($1); return nil
+            }
+            storage.connect(2, to: c) {
+                $0.2.append($1); return nil
+            }
             return SubscriptionToken(storage)
         }
     }
@@ -200,11 +212,20 @@ extension Streams {
                     }
                 }
             )
-            let storage = ZipStorage(machine: machine, inputCount: 4, onValue: onValue, onCompletion: onCompletion)
-            storage.connect(0, to: a) { $0.0.append($1) }
-            storage.connect(1, to: b) { $0.1.append($1) }
-            storage.connect(2, to: c) { $0.2.append($1) }
-            storage.connect(3, to: d) { $0.3.append($1) }
+            let storage = MultiInputStorage(
+                machine: machine, inputCount: 4, onValue: onValue, onCompletion: onCompletion)
+            storage.connect(0, to: a) {
+                $0.0.append($1); return nil
+            }
+            storage.connect(1, to: b) {
+                $0.1.append($1); return nil
+            }
+            storage.connect(2, to: c) {
+                $0.2.append($1); return nil
+            }
+            storage.connect(3, to: d) {
+                $0.3.append($1); return nil
+            }
             return SubscriptionToken(storage)
         }
     }

@@ -38,10 +38,13 @@ extension Streams {
                 take: { buffers in buffers.indices.map { buffers[$0].popFirst()! } },
                 isBufferEmpty: { buffers, index in buffers[index].isEmpty }
             )
-            let storage = ZipStorage(
+            let storage = MultiInputStorage(
                 machine: machine, inputCount: upstreams.count, onValue: onValue, onCompletion: onCompletion)
             for (index, upstream) in upstreams.enumerated() {
-                storage.connect(index, to: upstream) { $0[index].append($1) }
+                storage.connect(index, to: upstream) {
+                    $0[index].append($1)
+                    return nil
+                }
             }
             return SubscriptionToken(storage)
         }

@@ -7,13 +7,8 @@
 /// - The output finishes once an input has finished and its buffer is used up (at once if it is empty
 ///   when the input finishes, or right after the combination that empties it); a failure ends it at
 ///   once. Ending asks to cancel the inputs.
-struct ZipStateMachine<Buffers, Output, Failure: Error> {
-    enum Effect {
-        /// End every input's subscription (the output has ended).
-        case cancelInputs
-    }
-
-    typealias Action = OperatorAction<Output, Failure, Effect>
+struct ZipStateMachine<Buffers, Output, Failure: Error>: MultiInputStateMachine {
+    typealias Action = OperatorAction<Output, Failure, MultiInputEffect>
 
     private var buffers: Buffers
     private var isFinished: [Bool]
@@ -63,7 +58,7 @@ struct ZipStateMachine<Buffers, Output, Failure: Error> {
     }
 
     /// The subscriber invalidated.
-    mutating func cancelled() -> Effect {
+    mutating func cancelled() -> MultiInputEffect? {
         isTerminated = true
         return .cancelInputs
     }
