@@ -65,7 +65,8 @@ final class Partition {
         for changeset in stored { recent.insert(changeset) }
     }
 
-    private func append(_ summaries: [StoredChangesetSummary]) {
+    /// Appends summaries of entries that follow the log (their bytes are read from the store when sent).
+    func append(_ summaries: [StoredChangesetSummary]) {
         for entry in summaries {
             entries.append(entry)
             let bytes = UInt64(entry.byteCount)
