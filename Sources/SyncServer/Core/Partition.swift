@@ -92,7 +92,8 @@ final class Partition {
         let latest = latestVersion
         guard version < latest else { return 0 }
         let all = cumulativeBytes[Int(latest)] - cumulativeBytes[Int(version)]
-        return all - ownBytes(of: clientFileID, through: latest) + ownBytes(of: clientFileID, through: version)
+        // Own bytes in the range, subtracted as one amount (own bytes before `version` may exceed `all`).
+        return all - (ownBytes(of: clientFileID, through: latest) - ownBytes(of: clientFileID, through: version))
     }
 
     /// The bytes of `clientFileID`'s own entries with versions up to `version`.
