@@ -9,7 +9,8 @@
 #   `sync_test`.
 # - Runs COMMAND with these variables set:
 #     SYNC_TEST_DATABASE_URL   postgres://sync@127.0.0.1:PORT/sync_test
-#     SYNC_TEST_PG_RESTART     a program that restarts the cluster (pg_ctl restart -m fast), for tests
+#     SYNC_TEST_PG_CTL         a program that stops, starts or restarts the cluster for tests:
+#                              `$SYNC_TEST_PG_CTL stop|start|restart` (pg_ctl, fast shutdown)
 # - Stops the cluster and removes the directory when COMMAND ends, fails or is interrupted, and exits
 #   with COMMAND's status.
 #
@@ -85,17 +86,19 @@ as_owner "$PG_BIN/pg_ctl" -D "$ROOT/data" -l "$ROOT/server.log" -w -t 60 start >
 }
 "$PG_BIN/psql" -X -q -h 127.0.0.1 -p "$PORT" -U sync -d postgres -c 'CREATE DATABASE sync_test' >/dev/null
 
-cat >"$ROOT/restart" <<RESTART
+cat >"$ROOT/pg-ctl" <<CTL
 #!/usr/bin/env bash
-# Restarts the throwaway cluster (fast shutdown: open connections are closed).
+# Stops, starts or restarts the throwaway cluster: pg-ctl stop|start|restart (fast shutdown: open
+# connections are closed).
 set -euo pipefail
+case "\${1:-}" in stop|start|restart) ;; *) echo "usage: \$0 stop|start|restart" >&2; exit 64 ;; esac
 $(declare -f as_owner)
-as_owner "$PG_BIN/pg_ctl" -D "$ROOT/data" -l "$ROOT/server.log" -m fast -w -t 60 restart >/dev/null
-RESTART
-chmod 755 "$ROOT/restart"
+as_owner "$PG_BIN/pg_ctl" -D "$ROOT/data" -l "$ROOT/server.log" -m fast -w -t 60 "\$1" >/dev/null
+CTL
+chmod 755 "$ROOT/pg-ctl"
 
 export SYNC_TEST_DATABASE_URL="postgres://sync@127.0.0.1:$PORT/sync_test"
-export SYNC_TEST_PG_RESTART="$ROOT/restart"
+export SYNC_TEST_PG_CTL="$ROOT/pg-ctl"
 echo "with-postgres: PostgreSQL $("$PG_BIN/postgres" --version | awk '{print $3}') on 127.0.0.1:$PORT ($ROOT)" >&2
 
 set +e

@@ -37,6 +37,14 @@ public enum PostgresPartitionStoreError: Error, Sendable, CustomStringConvertibl
     /// the query or its values); store errors and conflicts pass through.
     static func wrap(_ error: any Error, _ operation: String) -> any Error {
         if error is PostgresPartitionStoreError { return error }
+        if let transaction = error as? PostgresTransactionError {
+            // The first of what went wrong: BEGIN, the body, COMMIT, then ROLLBACK.
+            if let first = transaction.beginError ?? transaction.closureError ?? transaction.commitError
+                ?? transaction.rollbackError
+            {
+                return wrap(first, operation)
+            }
+        }
         guard let error = error as? PSQLError else {
             return PostgresPartitionStoreError.database(operation: operation, code: nil, message: "\(error)")
         }
