@@ -135,6 +135,22 @@ struct SharedStoreTests {
         #expect(try await reader.next() == .marked(sessionID: 1, id: 5))
     }
 
+    @Test("an append announced while the server loads the partition reaches the binding client")
+    func notificationDuringLoad() async throws {
+        let (serverA, serverB) = try await frontEnds()
+        let writer = try await TestClient.welcomed(to: serverA)
+        _ = try await writer.bind(clientFileID: 1)
+        let reader = try await TestClient.welcomed(to: serverB)
+        // B reads the (empty) log, then waits; meanwhile A appends and the store announces it.
+        store.pauseLoads()
+        reader.send(.bind(Bind(sessionID: 1, partition: "p", clientFileID: 2, downloadedVersion: 0)))
+        try await waitUntil("B is loading") { store.waitingLoads == 1 }
+        writer.upload(from: 1, [bytes(1)])
+        _ = try await writer.nextDownload()
+        store.resumeLoads()
+        #expect(try await reader.nextEntries(1) == [.changeset(serverVersion: 1, data: bytes(1))])
+    }
+
     @Test("the server stops following the store's notifications when it stops")
     func followingEndsWithTheServer() async throws {
         let (serverA, serverB) = try await frontEnds()

@@ -19,6 +19,9 @@ final class SharedMemoryStore: PartitionStore, @unchecked Sendable {
     private var held: [AppendNotification] = []
     private var conflictCount = 0
     private var summaryReads = 0
+    private var pausedLoads: [CheckedContinuation<Void, Never>] = []
+    private var isPausingLoads = false
+    private var loadsWaiting = 0
 
     /// How many appends were refused with `PartitionStoreConflict`.
     var conflicts: Int { lock.withLock { conflictCount } }
@@ -45,8 +48,36 @@ final class SharedMemoryStore: PartitionStore, @unchecked Sendable {
         for notification in pending { for continuation in targets { continuation.yield(notification) } }
     }
 
-    func summaries(of partition: String) -> [StoredChangesetSummary] {
-        lock.withLock { (logs[partition] ?? []).map(\.summary) }
+    /// Makes later `summaries(of:)` calls wait, after reading the log, until `resumeLoads()`.
+    func pauseLoads() { lock.withLock { isPausingLoads = true } }
+
+    /// How many `summaries(of:)` calls are waiting.
+    var waitingLoads: Int { lock.withLock { loadsWaiting } }
+
+    /// Lets the waiting `summaries(of:)` calls return (what they read before waiting) and stops pausing.
+    func resumeLoads() {
+        let paused = lock.withLock {
+            defer {
+                pausedLoads = []
+                isPausingLoads = false
+            }
+            return pausedLoads
+        }
+        for continuation in paused { continuation.resume() }
+    }
+
+    func summaries(of partition: String) async -> [StoredChangesetSummary] {
+        let (summaries, pauses) = lock.withLock { ((logs[partition] ?? []).map(\.summary), isPausingLoads) }
+        if pauses {
+            await withCheckedContinuation { continuation in
+                lock.withLock {
+                    pausedLoads.append(continuation)
+                    loadsWaiting += 1
+                }
+            }
+            lock.withLock { loadsWaiting -= 1 }
+        }
+        return summaries
     }
 
     func summaries(of partition: String, after version: UInt64) -> [StoredChangesetSummary] {
