@@ -26,6 +26,11 @@
 /// the same session number again; `.sessionAlreadyBound` and
 /// `.unknownSession` leave the bound sessions as they were. Storage failures are reported as
 /// `.internalError` with `retryAfterMilliseconds` 1000.
+///
+/// Several servers may share one store that announces appends (see `PartitionStore`, shared stores):
+/// each is then a front end for the same partitions, the store decides the one order of each
+/// partition's log, and every session bound to any of them receives every entry once, in that order.
+/// A re-upload through another front end is dropped like one through the same server.
 public final class SyncServer: Sendable {
     /// The address clients connect to: `.inProcess` with this server's acceptor.
     ///
@@ -39,6 +44,8 @@ public final class SyncServer: Sendable {
     private let core: ServerCore
     private let registry: ConnectionRegistry
     private let listener: WebSocketListener?
+    /// Follows the store's appends by other front ends (`nil` for a store only this server writes).
+    private let appendFollower: Task<Void, Never>?
 
     private init(
         configuration: Configuration, core: ServerCore, registry: ConnectionRegistry, listener: WebSocketListener?
@@ -48,7 +55,10 @@ public final class SyncServer: Sendable {
         self.listener = listener
         endpoint = .inProcess(ConnectionAcceptor(core: core, registry: registry))
         webSocketEndpoint = listener.map { .webSocket(host: $0.host, port: $0.port) }
+        appendFollower = core.followAppendNotifications()
     }
+
+    deinit { appendFollower?.cancel() }
 
     private convenience init(configuration: Configuration) {
         self.init(
@@ -67,8 +77,10 @@ public final class SyncServer: Sendable {
     /// Starts a server that listens for WebSocket clients on `host:port` (port 0: a free port, see
     /// `webSocketEndpoint`) and also serves in-process clients at `endpoint`.
     ///
-    /// Use a `FilePartitionStore` in `configuration` for a server whose logs survive restarts. `limits`
-    /// bound each connection (default: `WebSocketLimits` with `configuration.maximumMessageBytes`).
+    /// Use a `FilePartitionStore` in `configuration` for a server whose logs survive restarts, or a store
+    /// shared by several servers (front ends, see `PartitionStore`) to serve the same partitions from
+    /// several processes or machines. `limits` bound each connection (default: `WebSocketLimits` with
+    /// `configuration.maximumMessageBytes`).
     ///
     /// - Throws: `NetworkError` when the host cannot be resolved or the port cannot be bound.
     public static func listening(
@@ -100,6 +112,7 @@ public final class SyncServer: Sendable {
         let tasks = registry.stop()
         for task in tasks { await task.value }
         await listener?.shutDown()
+        appendFollower?.cancel()
     }
 
     /// Closes every connection open now (clients see `.closed(.connectionLost)`) and keeps accepting new
@@ -114,6 +127,7 @@ public final class SyncServer: Sendable {
     /// The partition's whole log, in server-version order, loading it from the store if no session has
     /// bound it yet.
     ///
+    /// With a shared store, the log as the store holds it now (what other front ends appended included).
     /// Waits for an upload to the partition that is being stored. Throws what the store's `load` throws,
     /// or `PartitionLogError` when the stored log's versions are not 1, 2, 3, ….
     public func changesets(in partition: String) async throws -> [StoredChangeset] {

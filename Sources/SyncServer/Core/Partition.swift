@@ -67,7 +67,8 @@ final class Partition {
         for changeset in stored { recent.insert(changeset) }
     }
 
-    private func append(_ summaries: [StoredChangesetSummary]) {
+    /// Appends summaries of entries that follow the log (their bytes are read from the store when sent).
+    func append(_ summaries: [StoredChangesetSummary]) {
         for entry in summaries {
             entries.append(entry)
             let bytes = UInt64(entry.byteCount)
@@ -101,7 +102,8 @@ final class Partition {
         let latest = latestVersion
         guard version < latest else { return 0 }
         let all = cumulativeBytes[Int(latest)] - cumulativeBytes[Int(version)]
-        return all - ownBytes(of: clientFileID, through: latest) + ownBytes(of: clientFileID, through: version)
+        // Own bytes in the range, subtracted as one amount (own bytes before `version` may exceed `all`).
+        return all - (ownBytes(of: clientFileID, through: latest) - ownBytes(of: clientFileID, through: version))
     }
 
     /// The bytes of `clientFileID`'s own entries with versions up to `version`.

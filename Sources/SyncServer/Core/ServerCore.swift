@@ -13,15 +13,19 @@ import SyncWire
 /// a time, each only once the connection is writable. So the log's bytes are never held in memory for a
 /// whole backlog, a slow client slows only itself, and each session sees each entry once, in order.
 actor ServerCore {
-    private let store: any PartitionStore
+    let store: any PartitionStore
     private let configuration: SyncServer.Configuration
     let logger: SyncLogger
     static let category = "sync.server"
     /// Set when the server has a maximum offline time (see `ServerCore+ClientReset`).
     let clientFileTracking: ClientFileTracking?
 
-    private var partitions: [String: Partition] = [:]
+    var partitions: [String: Partition] = [:]
     private var connections: [UInt64: ConnectionState] = [:]
+    /// The store's appends by any writer, for a shared store (see `ServerCore+SharedStore.swift`).
+    let appendNotifications: AsyncStream<AppendNotification>?
+    /// Per partition being caught up after a notification: the highest version announced so far.
+    var catchUpTargets: [String: UInt64] = [:]
 
     /// How long clients are told to wait after a storage failure.
     static let retryAfterStorageFailure: UInt32 = 1000
@@ -33,6 +37,7 @@ actor ServerCore {
         self.configuration = configuration
         logger = SyncLogger(level: configuration.logLevel, sink: configuration.logger)
         clientFileTracking = ClientFileTracking(configuration)
+        appendNotifications = configuration.store.appendNotifications()
     }
 
     // MARK: - Connections
@@ -62,7 +67,7 @@ actor ServerCore {
             case .ping(let id):
                 connection.handle.send(.pong(id: id))
             case .mark(let sessionID, let id):
-                mark(sessionID, id: id, on: connection)
+                await markCaughtUp(sessionID, id: id, on: connection)
             }
         }
     }
@@ -144,7 +149,7 @@ actor ServerCore {
         await partition.acquire()
         defer { partition.release() }
         do {
-            try await load(partition)
+            try await load(partition, reaching: bind.downloadedVersion)
         } catch {
             return reject(
                 sessionID, on: connection, .internalError, "could not load \(bind.partition): \(error)",
@@ -201,37 +206,23 @@ actor ServerCore {
         await partition.acquire()
         defer { partition.release() }
         guard session.isBound else { return }
-        let integrated = partition.lastClientVersion[session.clientFileID] ?? 0
-        let fresh = upload.changesets.filter { $0.clientVersion > integrated }
-        guard let first = fresh.first else { return }
-        guard first.clientVersion == integrated + 1 else {
+        let stored: [StoredChangeset]
+        switch await storeUpload(upload.changesets, of: session, owner: connection.owner) {
+        case .stored(let changesets):
+            stored = changesets
+        case .nothingFresh:
+            return
+        case .skippedVersion(let message):
+            return failSession(session, on: connection, .badClientVersion, message)
+        case .failed(let message):
             return failSession(
-                session, on: connection, .badClientVersion,
-                "client version \(first.clientVersion) of client file \(session.clientFileID) follows "
-                    + "\(integrated): a client's versions must not skip")
-        }
-        let firstVersion = partition.nextServerVersion
-        let stored = fresh.enumerated().map { offset, changeset in
-            StoredChangeset(
-                serverVersion: firstVersion + UInt64(offset),
-                clientFileID: session.clientFileID,
-                clientVersion: changeset.clientVersion,
-                data: changeset.data,
-                owner: connection.owner
-            )
-        }
-        do {
-            try await store.append(stored, to: partition.name)
-        } catch {
-            return failSession(
-                session, on: connection, .internalError, "could not store the upload: \(error)",
+                session, on: connection, .internalError, message,
                 retryAfterMilliseconds: Self.retryAfterStorageFailure)
         }
-        partition.append(stored)
         logger.log(
             .debug, Self.category,
-            "\(partition.name): integrated versions \(firstVersion)…\(partition.latestVersion) from client file "
-                + "\(session.clientFileID)")
+            "\(partition.name): integrated versions \(stored[0].serverVersion)…\(partition.latestVersion) from client "
+                + "file \(session.clientFileID)")
         for subscriber in partition.subscribers.values { startPump(subscriber) }
         await clientFileSeen(session.clientFileID, in: partition)
     }
@@ -244,7 +235,7 @@ actor ServerCore {
         connection.handle.send(.unbound(sessionID: sessionID))
     }
 
-    private func mark(_ sessionID: UInt32, id: UInt64, on connection: ConnectionState) {
+    func mark(_ sessionID: UInt32, id: UInt64, on connection: ConnectionState) {
         guard let session = connection.sessions[sessionID] else {
             return reject(sessionID, on: connection, .unknownSession, "session \(sessionID) is not bound")
         }
@@ -322,7 +313,7 @@ actor ServerCore {
     // MARK: - Pumps
 
     /// Runs `session`'s pump unless it is already running.
-    private func startPump(_ session: BoundSession) {
+    func startPump(_ session: BoundSession) {
         guard session.isBound, !session.isPumping else { return }
         session.isPumping = true
         Task { await self.pump(session) }
@@ -427,7 +418,7 @@ actor ServerCore {
         let partition = self.partition(named: name)
         await partition.acquire()
         defer { partition.release() }
-        try await load(partition)
+        try await loadCurrent(partition)
         guard partition.latestVersion > 0 else { return [] }
         return try await store.read(1...partition.latestVersion, of: name)
     }
@@ -440,7 +431,7 @@ actor ServerCore {
     }
 
     /// Loads the partition's summaries from the store unless already loaded. Call while holding its gate.
-    private func load(_ partition: Partition) async throws {
+    func load(_ partition: Partition) async throws {
         guard !partition.isLoaded else { return }
         let summaries = try await store.summaries(of: partition.name)
         let clientFiles = try await loadClientFiles(of: partition.name, summaries: summaries)

@@ -3,9 +3,23 @@
 /// The server reads a partition's `summaries` once (the first time a session binds it or it is inspected;
 /// again only after a failed attempt) and from then on keeps them in memory and calls `append` for each
 /// integrated upload. It `read`s the bytes of entries when it sends them, so a store need not keep them in
-/// memory. For any one partition the server never overlaps `summaries` or `append` with another
+/// memory. For any one partition a server never overlaps `summaries` or `append` with another
 /// `summaries` or `append`; `read`s of versions already appended may run at any time, concurrently with
 /// each other and with an `append`.
+///
+/// **Shared stores.** A store may be shared by several servers (front ends) that each serve clients of
+/// the same partitions, as `PostgresPartitionStore` in `Integrations/PostgresSync` is. Then a server's
+/// in-memory view of a partition can trail the store's log, and the store tells the server so:
+///
+/// - `append` refuses versions that do not directly follow the log's last entry by throwing
+///   `PartitionStoreConflict`, writing nothing. The server then reads the entries it lacks with
+///   `summaries(of:after:)`, drops the uploaded changesets those entries already hold (a client's
+///   re-upload through another front end is idempotent), and appends the rest under the next versions.
+/// - `appendNotifications()` streams the latest version of partitions other writers appended to; the
+///   server reads the new entries of the partitions it serves and sends them to its bound sessions.
+///
+/// A store used by one server only needs neither: the default `summaries(of:after:)` filters
+/// `summaries(of:)`, and the default `appendNotifications()` is `nil`.
 ///
 /// Implementations must not block Swift's cooperative thread pool: do blocking file or network work on
 /// threads of their own and resume the caller when done.
@@ -17,12 +31,25 @@ public protocol PartitionStore: Sendable {
     /// reports `.internalError` to the binding session in that case, as for a thrown error.
     func summaries(of partition: String) async throws -> [StoredChangesetSummary]
 
+    /// The entries of the partition's log after server version `version` without their bytes, in
+    /// server-version order: `version + 1, version + 2, …` up to the log's last entry (empty when the log
+    /// ends at or before `version`).
+    ///
+    /// The server calls it to catch up with entries others appended (after a `PartitionStoreConflict`
+    /// or an `AppendNotification`) and checks that the versions follow `version` without a gap.
+    func summaries(of partition: String, after version: UInt64) async throws -> [StoredChangesetSummary]
+
     /// The entries with server versions in `versions` (all of which were appended before), in order.
     func read(_ versions: ClosedRange<UInt64>, of partition: String) async throws -> [StoredChangeset]
 
-    /// Appends `changesets` (consecutive server versions following the log's last entry) to the
-    /// partition's log. They must be durable when it returns. If it throws, the server considers them
-    /// not written and will later append other changesets under the same versions.
+    /// Appends `changesets` (consecutive server versions following the log's last entry as this server
+    /// knows it) to the partition's log. They must be durable when it returns.
+    ///
+    /// If the log already holds an entry with the first of those versions (another writer appended), it
+    /// throws `PartitionStoreConflict` and writes nothing. If it throws anything else, the server
+    /// considers them not written: it reports a storage failure to the uploader and, later, appends other
+    /// changesets under the same versions (a shared store whose write did happen after all answers that
+    /// with `PartitionStoreConflict`).
     func append(_ changesets: [StoredChangeset], to partition: String) async throws
 
     /// The records about the partition's client files (`ClientFileRecord`), in the order they were
@@ -37,9 +64,28 @@ public protocol PartitionStore: Sendable {
     /// Appends records about the partition's client files; they must be durable when it returns. Never
     /// overlaps another call for the same partition. The default implementation does nothing.
     func appendClientFileRecords(_ records: [ClientFileRecord], to partition: String) async throws
+
+    /// A new stream of the appends to this store by any writer, or `nil` (the default) for a store that
+    /// only this server writes.
+    ///
+    /// Each call returns a stream of its own (several servers may share one store object); the store
+    /// ends it when the consumer stops iterating. An element says that `partition`'s log reached
+    /// `latestVersion`; elements may repeat, arrive out of order, or name the server's own appends — a
+    /// server reads the summaries after what it holds and ignores an element that is not ahead of it.
+    /// When the store may have missed appends (a lost connection to a database), it sends, once it
+    /// knows again, an element for every partition whose log moved meanwhile.
+    func appendNotifications() -> AsyncStream<AppendNotification>?
 }
 
 extension PartitionStore {
     public func clientFileRecords(of partition: String) async throws -> [ClientFileRecord] { [] }
     public func appendClientFileRecords(_ records: [ClientFileRecord], to partition: String) async throws {}
+
+    /// `summaries(of:)`, without the entries up to `version`.
+    public func summaries(of partition: String, after version: UInt64) async throws -> [StoredChangesetSummary] {
+        try await summaries(of: partition).filter { $0.serverVersion > version }
+    }
+
+    /// `nil`: only this server writes the store.
+    public func appendNotifications() -> AsyncStream<AppendNotification>? { nil }
 }

@@ -1,0 +1,52 @@
+import Foundation
+import PostgresSync
+import SyncEngine
+import SyncServer
+import Testing
+
+extension PostgresTests {
+    /// Two `SyncServer`s in this process, each with its own `PostgresPartitionStore` (its own pool and
+    /// listening connection) on one database, and engine clients on each over loopback WebSocket.
+    @Suite("Front ends in one process")
+    struct FrontEndTests {
+        @Test(
+            "clients on two front ends uploading to one partition at once end with the same log, byte for byte, in the same order"
+        )
+        func twoFrontEndsConverge() async throws {
+            let url = try await TestDatabase.create()
+            let stores = [try await openStore(url, name: "fe-a"), try await openStore(url, name: "fe-b")]
+            var servers: [SyncServer] = []
+            var ports: [Int] = []
+            for store in stores {
+                let server = try await SyncServer.listening(configuration: .init(store: store, logLevel: .error))
+                guard case .webSocket(_, let port) = server.webSocketEndpoint?.kind else { return }
+                servers.append(server)
+                ports.append(port)
+            }
+            let perWriter = 40
+            var writers: [Client] = []
+            for index in 0..<4 { writers.append(try await Client(tag: "w\(index)", port: ports[index % 2])) }
+            let readers = [try await Client(tag: "r0", port: ports[0]), try await Client(tag: "r1", port: ports[1])]
+
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for writer in writers {
+                    group.addTask { for index in 0..<perWriter { try await writer.write(index) } }
+                }
+                try await group.waitForAll()
+            }
+            for writer in writers { try await writer.session.wait(for: .upload) }
+            let total = writers.count * perWriter
+            let log = try await stores[0].read(1...UInt64(total + 10), of: "p")
+            #expect(log.map(\.serverVersion) == Array(1...UInt64(total)))
+            for client in readers + writers {
+                try await eventually("\(client.tag) holds \(total) changesets") {
+                    client.received.values.count >= total
+                }
+                #expect(differences(of: client, from: log) == [])
+            }
+            for client in readers + writers { await client.close() }
+            for server in servers { await server.stop() }
+            for store in stores { await store.close() }
+        }
+    }
+}

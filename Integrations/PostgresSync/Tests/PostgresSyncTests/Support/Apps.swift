@@ -1,0 +1,72 @@
+import Dispatch
+import Foundation
+import SyncEngine
+import SyncServer
+
+/// An app that reaches a front end on loopback over WebSocket, with real timers and short reconnect
+/// delays, in a directory of its own.
+func networkApp(port: Int, _ directory: TemporaryDirectory) -> SyncApp {
+    SyncApp(
+        configuration: .init(
+            server: .webSocket(host: "127.0.0.1", port: port), directory: directory.url,
+            backoff: ReconnectBackoff(initialDelay: .milliseconds(20), maximumDelay: .milliseconds(300)),
+            timerExecutor: DispatchQueue(label: "PostgresSyncTests.timers"), callbackExecutor: ImmediateExecutor(),
+            logLevel: .off))
+}
+
+/// One client of a test: its app, its session on partition `p`, what it received, what it wrote.
+final class Client: @unchecked Sendable {
+    // @unchecked Sendable: `written` is appended to by the one task that writes; read after it ends.
+    let tag: String
+    let directory = TemporaryDirectory()
+    let app: SyncApp
+    let session: SyncSession
+    let received: Collected<Changeset>
+    let errors: Collected<(error: SyncError, session: SyncSession?)>
+    private(set) var written: [Data] = []
+
+    init(tag: String, port: Int, partition: String = "p") async throws {
+        self.tag = tag
+        app = networkApp(port: port, directory)
+        errors = Collected(app.errors)
+        session = try await app.login(.anonymous).openSession(partition: partition)
+        received = Collected(session.changesets)
+    }
+
+    /// Writes changeset `index` of this client: its tag, the index, and filler of a size that varies with
+    /// the index (up to ~12 KiB).
+    func write(_ index: Int) async throws {
+        let head = Array("\(tag) #\(index) ".utf8)
+        let filler = (0..<((index * 7919) % 12_000)).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ index) }
+        let data = Data(head + filler)
+        written.append(data)
+        try await session.write(data)
+    }
+
+    /// Whether `changeset` is one of this client's own.
+    func isOwn(_ data: [UInt8]) -> Bool { data.starts(with: Array("\(tag) #".utf8)) }
+
+    func close() async {
+        try? await app.close()
+        directory.remove()
+    }
+}
+
+/// Checks that `client`'s log — its session's `changesets`, which carry every entry of the partition
+/// once the client holds it, its own (acknowledged) entries included — is `log`: the same changesets,
+/// byte for byte, in the same order, with the same server versions; and that its own entries appear in
+/// the order it wrote them. Returns the differences found (empty: equal).
+func differences(of client: Client, from log: [StoredChangeset]) -> [String] {
+    var problems: [String] = []
+    let received = client.received.values
+    if received.map({ Array($0.data) }) != log.map(\.data) {
+        problems.append("\(client.tag) holds \(received.count) changesets that are not the log's \(log.count)")
+    }
+    if received.map(\.serverVersion) != log.map(\.serverVersion) {
+        problems.append("\(client.tag) holds other server versions than the log's")
+    }
+    if log.filter({ client.isOwn($0.data) }).map(\.data) != client.written.map({ Array($0) }) {
+        problems.append("\(client.tag)'s own changesets in the log are not what it wrote, in order")
+    }
+    return problems
+}

@@ -1,0 +1,94 @@
+import Foundation
+
+/// A `sync-server-pg` child process for tests: started with pipes, its URL read from the first line of
+/// its output (with a deadline), stopped with a signal.
+final class ServerProcess: @unchecked Sendable {
+    // @unchecked Sendable: the output is locked; `process` is used from the test's task only.
+
+    let process = Process()
+    private let lock = NSLock()
+    private var stdoutData = Data()
+    private var stderrData = Data()
+
+    /// The built executable beside the test bundle (the test target depends on it).
+    static var executable: URL {
+        let directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        let beside = directory.appendingPathComponent("sync-server-pg")
+        if FileManager.default.fileExists(atPath: beside.path) { return beside }
+        return directory.deletingLastPathComponent().appendingPathComponent("sync-server-pg")
+    }
+
+    init(_ arguments: [String]) throws {
+        process.executableURL = Self.executable
+        process.arguments = arguments
+        let output = Pipe()
+        let errors = Pipe()
+        process.standardOutput = output
+        process.standardError = errors
+        process.standardInput = FileHandle.nullDevice
+        output.fileHandleForReading.readabilityHandler = { [weak self] handle in
+            let chunk = handle.availableData
+            self?.lock.withLock { self?.stdoutData.append(chunk) }
+        }
+        errors.fileHandleForReading.readabilityHandler = { [weak self] handle in
+            let chunk = handle.availableData
+            self?.lock.withLock { self?.stderrData.append(chunk) }
+        }
+        try process.run()
+    }
+
+    /// A front end on `database` listening on `port` (0: any).
+    convenience init(port: Int = 0, database: String, extra: [String] = []) throws {
+        try self.init(["--port", "\(port)", "--database", database] + extra)
+    }
+
+    var stdout: String { lock.withLock { String(decoding: stdoutData, as: UTF8.self) } }
+    var stderr: String { lock.withLock { String(decoding: stderrData, as: UTF8.self) } }
+
+    /// Waits until standard output or error (`standardError`) contains `text` — what a process wrote just
+    /// before it exited may still be on its way through the pipe — and returns whether it did within
+    /// `deadline`.
+    func printed(_ text: String, standardError: Bool = false, deadline: Duration = .seconds(10)) async -> Bool {
+        let start = ContinuousClock.now
+        while ContinuousClock.now - start < deadline {
+            if (standardError ? stderr : stdout).contains(text) { return true }
+            try? await Task.sleep(for: .milliseconds(5))
+        }
+        return false
+    }
+
+    /// The port from the `ws://host:port` URL the server printed, waiting at most `deadline`.
+    func port(deadline: Duration = .seconds(60)) async throws -> Int {
+        let start = ContinuousClock.now
+        while ContinuousClock.now - start < deadline {
+            if let match = stdout.firstMatch(of: /ws:\/\/[^:\s]+:(\d+)/), let port = Int(match.1) { return port }
+            guard process.isRunning else { throw TimedOut(what: "a URL: sync-server-pg exited: \(stderr)") }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        throw TimedOut(what: "a URL from sync-server-pg: \(stdout) \(stderr)")
+    }
+
+    /// Sends `signal` and waits (at most `deadline`) for the exit; its status.
+    func stop(_ signal: Int32, deadline: Duration = .seconds(60)) async throws -> Int32 {
+        kill(process.processIdentifier, signal)
+        return try await waitForExit(deadline: deadline)
+    }
+
+    func waitForExit(deadline: Duration = .seconds(60)) async throws -> Int32 {
+        let start = ContinuousClock.now
+        while process.isRunning {
+            guard ContinuousClock.now - start < deadline else {
+                process.terminate()
+                throw TimedOut(what: "sync-server-pg to exit")
+            }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        // The process has exited: this returns at once.
+        process.waitUntilExit()
+        return process.terminationStatus
+    }
+
+    deinit {
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+    }
+}

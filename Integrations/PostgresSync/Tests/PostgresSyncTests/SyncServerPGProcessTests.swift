@@ -1,0 +1,235 @@
+import Foundation
+import PostgresSync
+import SyncEngine
+import SyncServer
+import Testing
+
+/// `sync-server-pg`'s command line, without a database.
+@Suite("sync-server-pg command line", .timeLimit(.minutes(2)))
+struct SyncServerPGCommandLineTests {
+    @Test(
+        "bad usage exits 64 with the usage",
+        arguments: [
+            ["--database", "postgres://u@h/d"], ["--port", "0"], ["--port", "70000", "--database", "postgres://u@h/d"],
+            ["--port", "0", "--database", "postgres://u@h/d", "--bogus"],
+            ["--port", "0", "--database", "mysql://u@h/d"],
+            ["--port", "0", "--database", "postgres://h/d"],
+            ["--port", "0", "--database", "postgres://u@h/d?sslmode=x"],
+            ["--port"],
+        ])
+    func usage(arguments: [String]) async throws {
+        let server = try ServerProcess(arguments)
+        #expect(try await server.waitForExit() == 64)
+        #expect(await server.printed("usage: sync-server-pg", standardError: true), "\(server.stderr)")
+    }
+
+    @Test("--help lists every option and exits 0")
+    func help() async throws {
+        let server = try ServerProcess(["--help"])
+        #expect(try await server.waitForExit() == 0)
+        for option in ["--port", "--database", "--host", "--api-keys", "--max-message-bytes", "--log-level"] {
+            #expect(await server.printed(option), "\(option)")
+        }
+    }
+
+    @Test("a database that cannot be reached makes it exit 1 with the reason")
+    func unreachableDatabase() async throws {
+        // A port nothing listens on: bound, then closed.
+        let socket = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
+                _ = bind(socket, pointer, length)
+                _ = getsockname(socket, pointer, &length)
+            }
+        }
+        let port = Int(UInt16(bigEndian: address.sin_port))
+        close(socket)
+        let server = try ServerProcess(port: 0, database: "postgres://nobody@127.0.0.1:\(port)/none")
+        #expect(try await server.waitForExit() == 1)
+        #expect(
+            await server.printed("cannot open postgres://nobody@127.0.0.1:\(port)/none", standardError: true),
+            "\(server.stderr)")
+        #expect(!server.stdout.contains("ws://"))
+    }
+}
+
+extension PostgresTests {
+    /// `sync-server-pg` front ends as real subprocesses on one database, with engine clients on each:
+    /// signals, SIGKILL, PostgreSQL stopped under load, listening connections terminated.
+    @Suite("sync-server-pg front ends")
+    struct FrontEndProcessTests {
+        /// `url` naming its connections `name` (so a test can find a front end's listening connection).
+        func database(_ url: DatabaseURL, name: String) -> String {
+            var url = url
+            url.applicationName = name
+            return url.description
+        }
+
+        /// The partition's whole log, read with a store of the test's own.
+        func log(_ url: DatabaseURL) async throws -> [StoredChangeset] {
+            let store = try await openStore(url, name: "inspector")
+            do {
+                let count = try await store.summaries(of: "p").count
+                let log = count == 0 ? [] : try await store.read(1...UInt64(count), of: "p")
+                await store.close()
+                return log
+            } catch {
+                await store.close()
+                throw error
+            }
+        }
+
+        @Test("it prints its ws:// URL, serves, and on SIGTERM closes connections with 1001 and exits 0")
+        func serveAndStop() async throws {
+            let url = try await TestDatabase.create()
+            let server = try ServerProcess(port: 0, database: url.description)
+            let port = try await server.port()
+            #expect(server.stdout.contains("sync-server-pg listening on ws://127.0.0.1:\(port)"))
+            let connection = WebSocketTransport().connect(to: .webSocket(host: "127.0.0.1", port: port))
+            var events = connection.events.makeAsyncIterator()
+            #expect(await events.next() == .opened)
+            connection.send(.hello(Hello(credential: .anonymous)))
+            #expect(await events.next() == .message(.welcome(protocolVersion: WireProtocol.version)))
+            #expect(try await server.stop(SIGTERM) == 0)
+            let last = await events.next()
+            guard case .closed(.connectionLost(let reason)) = last else {
+                Issue.record("expected a lost connection, got \(String(describing: last))")
+                return
+            }
+            #expect(reason.contains("1001"), "\(reason)")
+            #expect(await server.printed("sync-server-pg stopped"))
+        }
+
+        @Test(
+            "a front end SIGKILLed mid-upload and restarted loses nothing acknowledged and stores nothing twice"
+        )
+        func killedAndRestarted() async throws {
+            let url = try await TestDatabase.create()
+            var writerFront = try ServerProcess(port: 0, database: database(url, name: "fe1"))
+            let writerPort = try await writerFront.port()
+            let readerFront = try ServerProcess(port: 0, database: database(url, name: "fe2"))
+            let writer = try await Client(tag: "w", port: writerPort)
+            let reader = try await Client(tag: "r", port: try await readerFront.port())
+            for index in 0..<300 {
+                try await writer.write(index)
+                if index == 100 || index == 200 {
+                    // Kill once some changesets reached the reader through the other front end (uploads
+                    // still in flight behind them).
+                    let threshold = reader.received.values.count + 1
+                    try await eventually("the reader got more") { reader.received.values.count >= threshold }
+                    _ = try await writerFront.stop(SIGKILL)
+                    writerFront = try ServerProcess(port: writerPort, database: database(url, name: "fe1"))
+                    _ = try await writerFront.port()
+                }
+            }
+            try await writer.session.wait(for: .upload)
+            for client in [reader, writer] {
+                try await eventually("\(client.tag) holds all 300", limit: .seconds(120)) {
+                    client.received.values.count >= 300
+                }
+            }
+            let log = try await log(url)
+            #expect(log.count == 300)
+            #expect(log.map(\.serverVersion) == Array(1...UInt64(log.count)))
+            #expect(differences(of: reader, from: log) == [])
+            #expect(differences(of: writer, from: log) == [])
+            #expect(try await writerFront.stop(SIGTERM) == 0)
+            #expect(try await readerFront.stop(SIGTERM) == 0)
+            await writer.close()
+            await reader.close()
+        }
+
+        @Test(
+            "PostgreSQL restarted, then stopped and started under load: front ends reconnect, clients see errors and retry, nothing is lost or stored twice"
+        )
+        func databaseRestartedUnderLoad() async throws {
+            let url = try await TestDatabase.create()
+            let fronts = [
+                try ServerProcess(port: 0, database: database(url, name: "fe1")),
+                try ServerProcess(port: 0, database: database(url, name: "fe2")),
+            ]
+            var ports: [Int] = []
+            for front in fronts { ports.append(try await front.port()) }
+            let writers = [try await Client(tag: "w0", port: ports[0]), try await Client(tag: "w1", port: ports[1])]
+            let readers = [try await Client(tag: "r0", port: ports[0]), try await Client(tag: "r1", port: ports[1])]
+            let perWriter = 150
+            let writing = Task {
+                for index in 0..<perWriter {
+                    for writer in writers { try await writer.write(index) }
+                    try await Task.sleep(for: .milliseconds(10))
+                }
+            }
+            try await eventually("some changesets went through") { readers[1].received.values.count >= 20 }
+            try await TestDatabase.control("restart")
+            try await eventually("more went through after the restart") { readers[1].received.values.count >= 60 }
+            try await TestDatabase.control("stop")
+            let everyone = writers + readers
+            do {
+                try await eventually("a client reported an error") {
+                    everyone.contains { !$0.errors.values.isEmpty }
+                }
+            } catch {
+                try await TestDatabase.control("start")
+                throw error
+            }
+            try await TestDatabase.control("start")
+            try await writing.value
+            for writer in writers { try await writer.session.wait(for: .upload) }
+            let total = writers.count * perWriter
+            for client in everyone {
+                try await eventually("\(client.tag) holds \(total)", limit: .seconds(120)) {
+                    client.received.values.count >= total
+                }
+            }
+            let log = try await log(url)
+            #expect(log.count == total)
+            for client in everyone { #expect(differences(of: client, from: log) == []) }
+            let errors = everyone.map(\.errors.values.count).reduce(0, +)
+            print("databaseRestartedUnderLoad: clients reported \(errors) errors and recovered")
+            for front in fronts { #expect(try await front.stop(SIGTERM) == 0) }
+            for client in everyone { await client.close() }
+        }
+
+        @Test("a front end whose listening connection is terminated three times sends its clients every changeset")
+        func listenerTerminated() async throws {
+            let url = try await TestDatabase.create()
+            let writerFront = try ServerProcess(port: 0, database: database(url, name: "fe1"))
+            let readerFront = try ServerProcess(port: 0, database: database(url, name: "fe2"))
+            let writer = try await Client(tag: "w", port: try await writerFront.port())
+            let reader = try await Client(tag: "r", port: try await readerFront.port())
+            let total = 240
+            let writing = Task {
+                for index in 0..<total {
+                    try await writer.write(index)
+                    try await Task.sleep(for: .milliseconds(5))
+                }
+            }
+            for round in 1...3 {
+                try await eventually("fe2 listens (round \(round))") {
+                    try await TestDatabase.backends(applicationName: "fe2/listen") == 1
+                }
+                let before = reader.received.values.count
+                #expect(try await TestDatabase.terminate(applicationName: "fe2/listen") == 1)
+                try await eventually("the reader got more after round \(round)") {
+                    reader.received.values.count > before
+                }
+            }
+            try await writing.value
+            try await writer.session.wait(for: .upload)
+            try await eventually("the reader holds all \(total)", limit: .seconds(120)) {
+                reader.received.values.count >= total
+            }
+            let log = try await log(url)
+            #expect(log.count == total)
+            #expect(differences(of: reader, from: log) == [])
+            #expect(try await writerFront.stop(SIGTERM) == 0)
+            #expect(try await readerFront.stop(SIGTERM) == 0)
+            await writer.close()
+            await reader.close()
+        }
+    }
+}

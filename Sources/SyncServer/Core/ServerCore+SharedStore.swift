@@ -1,0 +1,202 @@
+import SyncWire
+
+/// Serving partitions whose store other front ends write too (`PartitionStore`'s "shared stores").
+///
+/// The core's view of a partition (`Partition`'s summaries) may trail the store. Three things bring it
+/// up to date, each by reading the summaries after the view's latest version (`refresh(_:)`) while
+/// holding the partition's gate, and each then starts the bound sessions' pumps, which send every
+/// session the new entries from its cursor, in version order, once:
+///
+/// - an append refused with `PartitionStoreConflict` (another front end took those versions): refresh,
+///   drop the uploaded changesets the log now holds, retry under the next versions;
+/// - an `AppendNotification` for a loaded partition that is ahead of the view;
+/// - a bind whose `downloadedVersion` is past the view (the client downloaded it through another front
+///   end), and a `mark` (so `marked` covers everything committed anywhere before the mark arrived).
+extension ServerCore {
+    /// Whether other writers may append to the store (it announces appends).
+    var isSharedStore: Bool { appendNotifications != nil }
+
+    /// How many conflicts in a row an upload survives before the session is told to retry later.
+    static let maximumAppendAttempts = 8
+    /// How many catch-ups in a row may fail to reach an announced version before the core gives up on it
+    /// (until the next notification).
+    static let maximumCatchUpAttempts = 10
+
+    /// What `storeUpload` did.
+    enum UploadOutcome {
+        /// These entries were appended to the store and to the partition.
+        case stored([StoredChangeset])
+        /// Every changeset was integrated before (a re-upload); nothing was stored.
+        case nothingFresh
+        /// The upload skips client versions: a `.badClientVersion` with this message.
+        case skippedVersion(String)
+        /// The store failed: an `.internalError` with this message.
+        case failed(String)
+    }
+
+    /// Stores the changesets of `changesets` that the partition does not hold yet for `session`'s client
+    /// file, under the versions after the partition's latest, and appends them to the partition. Call
+    /// while holding the partition's gate.
+    ///
+    /// When the store refuses with `PartitionStoreConflict`, or the first fresh changeset does not follow
+    /// the client file's last integrated version, the partition is refreshed from the store first and
+    /// the changesets filtered again: what another front end integrated meanwhile is not stored twice.
+    func storeUpload(_ changesets: [UploadChangeset], of session: BoundSession, owner: String) async -> UploadOutcome {
+        let partition = session.partition
+        var hasRefreshedForSkip = false
+        var conflicts = 0
+        while true {
+            let integrated = partition.lastClientVersion[session.clientFileID] ?? 0
+            let fresh = changesets.filter { $0.clientVersion > integrated }
+            guard let first = fresh.first else { return .nothingFresh }
+            guard first.clientVersion == integrated + 1 else {
+                // Another front end may have integrated the versions in between: look before failing.
+                if isSharedStore && !hasRefreshedForSkip {
+                    hasRefreshedForSkip = true
+                    do { try await refresh(partition) } catch {
+                        return .failed("could not read \(partition.name) from the store: \(error)")
+                    }
+                    continue
+                }
+                return .skippedVersion(
+                    "client version \(first.clientVersion) of client file \(session.clientFileID) follows "
+                        + "\(integrated): a client's versions must not skip")
+            }
+            let firstVersion = partition.nextServerVersion
+            let stored = fresh.enumerated().map { offset, changeset in
+                StoredChangeset(
+                    serverVersion: firstVersion + UInt64(offset),
+                    clientFileID: session.clientFileID,
+                    clientVersion: changeset.clientVersion,
+                    data: changeset.data,
+                    owner: owner
+                )
+            }
+            do {
+                try await store.append(stored, to: partition.name)
+                partition.append(stored)
+                return .stored(stored)
+            } catch let conflict as PartitionStoreConflict {
+                conflicts += 1
+                guard conflicts < Self.maximumAppendAttempts else {
+                    return .failed("could not store the upload: \(conflict) (\(conflicts) times in a row)")
+                }
+                logger.log(.detail, Self.category, "\(partition.name): \(conflict); reading the new entries")
+                do { try await refresh(partition) } catch {
+                    return .failed("could not read \(partition.name) from the store: \(error)")
+                }
+            } catch {
+                return .failed("could not store the upload: \(error)")
+            }
+        }
+    }
+
+    /// Reads the entries the store holds after the partition's latest version, appends their summaries,
+    /// and starts the pumps of the partition's sessions when there were some. Call while holding the
+    /// partition's gate, on a loaded partition.
+    ///
+    /// - Throws: what the store throws, or `PartitionLogError` when the entries do not continue the log.
+    func refresh(_ partition: Partition) async throws {
+        let newer = try await store.summaries(of: partition.name, after: partition.latestVersion)
+        guard !newer.isEmpty else { return }
+        try partition.extend(with: newer)
+        logger.log(
+            .debug, Self.category,
+            "\(partition.name): read versions \(newer[0].serverVersion)…\(partition.latestVersion) appended by others")
+        for subscriber in partition.subscribers.values { startPump(subscriber) }
+    }
+
+    /// Loads the partition and, if `version` is past its latest (a client downloaded more through another
+    /// front end), refreshes it. Call while holding its gate.
+    func load(_ partition: Partition, reaching version: UInt64) async throws {
+        try await load(partition)
+        if version > partition.latestVersion { try await refresh(partition) }
+    }
+
+    /// Loads the partition, or refreshes it if already loaded and the store is shared. Call while holding
+    /// its gate.
+    func loadCurrent(_ partition: Partition) async throws {
+        if partition.isLoaded && isSharedStore {
+            try await refresh(partition)
+        } else {
+            try await load(partition)
+        }
+    }
+
+    /// `mark`, after refreshing the session's partition when the store is shared, so that `marked` means
+    /// everything committed by any front end before the mark arrived was sent. A failed refresh is logged
+    /// and the mark answered against what the core holds.
+    func markCaughtUp(_ sessionID: UInt32, id: UInt64, on connection: ConnectionState) async {
+        if isSharedStore, let session = connection.sessions[sessionID], session.partition.isLoaded {
+            let partition = session.partition
+            await partition.acquire()
+            do { try await refresh(partition) } catch {
+                logger.log(.warn, Self.category, "\(partition.name): could not read new entries for a mark: \(error)")
+            }
+            partition.release()
+        }
+        mark(sessionID, id: id, on: connection)
+    }
+
+    // MARK: - Notifications
+
+    /// Starts a task that consumes the store's append notifications (see `PartitionStore.
+    /// appendNotifications()`), or returns `nil` for a store only this server writes. Cancel the task to
+    /// stop following; it holds the core weakly.
+    nonisolated func followAppendNotifications() -> Task<Void, Never>? {
+        guard let notifications = appendNotifications else { return nil }
+        return Task { [weak self] in
+            for await notification in notifications {
+                guard let self else { return }
+                await self.storeAppended(notification)
+            }
+        }
+    }
+
+    /// Handles one notification: a served partition whose view trails it is caught up by one task per
+    /// partition at a time (later notifications only raise its target). A partition being loaded counts:
+    /// its load may have read the log just before the announced append committed.
+    func storeAppended(_ notification: AppendNotification) {
+        guard let partition = partitions[notification.partition],
+            !partition.isLoaded || notification.latestVersion > partition.latestVersion
+        else { return }
+        if let target = catchUpTargets[partition.name] {
+            catchUpTargets[partition.name] = max(target, notification.latestVersion)
+            return
+        }
+        catchUpTargets[partition.name] = notification.latestVersion
+        Task { await self.catchUp(partition) }
+    }
+
+    /// Refreshes `partition` until its view reaches the highest version announced for it. A failed or
+    /// fruitless refresh is retried after `retryAfterStorageFailure`, at most `maximumCatchUpAttempts`
+    /// times in a row; it ends early when the partition is no longer served.
+    private func catchUp(_ partition: Partition) async {
+        defer { catchUpTargets[partition.name] = nil }
+        var attempts = 0
+        while let target = catchUpTargets[partition.name], partitions[partition.name] === partition {
+            await partition.acquire()
+            guard partition.isLoaded, partition.latestVersion < target else {
+                partition.release()
+                return
+            }
+            let before = partition.latestVersion
+            do {
+                try await refresh(partition)
+            } catch {
+                logger.log(.warn, Self.category, "\(partition.name): could not read new entries: \(error)")
+            }
+            let progressed = partition.latestVersion > before
+            partition.release()
+            attempts = progressed ? 0 : attempts + 1
+            if attempts >= Self.maximumCatchUpAttempts {
+                logger.log(
+                    .error, Self.category,
+                    "\(partition.name): the store announced version \(target) but its log ends at "
+                        + "\(partition.latestVersion); waiting for the next append")
+                return
+            }
+            if !progressed { try? await Task.sleep(for: .milliseconds(Int(Self.retryAfterStorageFailure))) }
+        }
+    }
+}
