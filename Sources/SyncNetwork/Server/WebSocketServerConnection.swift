@@ -18,7 +18,8 @@ final class WebSocketServerConnection: SyncServerConnection, WebSocketChannelDel
     private let loop: EventLoop
     private let limits: WebSocketLimits
     private let queue: MessageQueue<ClientMessage>
-    private let budget: OutboundBudget
+    /// The messages queued for the client and not yet written.
+    let budget: OutboundBudget
     private let goingAway: @Sendable () -> Bool
     private var channel: WebSocketChannel?
     private var onEnd: ((WebSocketServerConnection) -> Void)?
