@@ -13,12 +13,15 @@ import SyncWire
 /// a time, each only once the connection is writable. So the log's bytes are never held in memory for a
 /// whole backlog, a slow client slows only itself, and each session sees each entry once, in order.
 actor ServerCore {
-    private let store: any PartitionStore
-    private let configuration: SyncServer.Configuration
+    let store: any PartitionStore
+    let configuration: SyncServer.Configuration
     let logger: SyncLogger
     static let category = "sync.server"
 
-    private var partitions: [String: Partition] = [:]
+    /// Every partition loaded or in use; idle ones are evicted beyond a maximum (`ServerCore+Eviction`).
+    var partitions: [String: Partition] = [:]
+    var idlePartitions = IdlePartitions()
+    var evictingPartitions: Set<String> = []
     private var connections: [UInt64: ConnectionState] = [:]
 
     /// How long clients are told to wait after a storage failure.
@@ -131,7 +134,7 @@ actor ServerCore {
                 "a connection may bind at most \(configuration.maximumSessionsPerConnection) sessions",
                 retryAfterMilliseconds: Self.retryAfterBusy)
         }
-        guard partitions[bind.partition] != nil || partitions.count < configuration.maximumPartitions else {
+        guard isLive(bind.partition) || livePartitionCount < configuration.maximumPartitions else {
             return reject(
                 sessionID, on: connection, .serverBusy,
                 "the server serves at most \(configuration.maximumPartitions) partitions",
@@ -139,7 +142,7 @@ actor ServerCore {
         }
         let partition = self.partition(named: bind.partition)
         await partition.acquire()
-        defer { partition.release() }
+        defer { release(partition) }
         do {
             try await load(partition)
         } catch {
@@ -198,7 +201,7 @@ actor ServerCore {
         }
         let partition = session.partition
         await partition.acquire()
-        defer { partition.release() }
+        defer { release(partition) }
         guard session.isBound else { return }
         let integrated = partition.lastClientVersion[session.clientFileID] ?? 0
         let fresh = upload.changesets.filter { $0.clientVersion > integrated }
@@ -304,6 +307,7 @@ actor ServerCore {
         session.isBound = false
         session.marks = []
         session.partition.subscribers.removeValue(forKey: session.key)
+        noteIfIdle(session.partition)
     }
 
     private func endAllSessions(of connection: ConnectionState) {
@@ -370,6 +374,11 @@ actor ServerCore {
             }
         }
         if let first = missing.first, let last = missing.last {
+            partition.readers += 1
+            defer {
+                partition.readers -= 1
+                noteIfIdle(partition)
+            }
             do {
                 for changeset in try await store.read(first...last, of: partition.name)
                 where changeset.clientFileID != session.clientFileID {
@@ -418,13 +427,14 @@ actor ServerCore {
     func changesets(in name: String) async throws -> [StoredChangeset] {
         let partition = self.partition(named: name)
         await partition.acquire()
-        defer { partition.release() }
+        defer { release(partition) }
         try await load(partition)
         guard partition.latestVersion > 0 else { return [] }
         return try await store.read(1...partition.latestVersion, of: name)
     }
 
     private func partition(named name: String) -> Partition {
+        idlePartitions.remove(name)
         if let partition = partitions[name] { return partition }
         let partition = Partition(name: name)
         partitions[name] = partition

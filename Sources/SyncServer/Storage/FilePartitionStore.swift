@@ -19,6 +19,10 @@ import SyncStreams
 ///   open; a second store on the same directory fails with `.locked`.
 /// - **Memory:** an index entry per changeset (its location and summary); bytes are read back from the
 ///   file when sent.
+/// - **Descriptors:** two per open partition (the log and a reader), plus the lock file. A partition's
+///   file is opened by `summaries` and closed by `unload` (the server unloads partitions it evicted), so
+///   the descriptors in use follow the partitions the server keeps loaded, not every partition ever
+///   served.
 ///
 /// File names come from the partition name (`StoreFileName`: injective, safe on case-insensitive file
 /// systems, hashed when long). Blocking file work runs on dispatch queues of the store's own, never on
@@ -123,6 +127,16 @@ public final class FilePartitionStore: PartitionStore {
             return changesets
         }
     }
+
+    /// Closes the partition's file (after its appends in progress), freeing its two descriptors and its
+    /// index; `summaries` opens it again. Nothing happens for a partition that is not open.
+    public func unload(_ partition: String) async {
+        guard let file = files.withLock({ $0.removeValue(forKey: partition) }) else { return }
+        await file.close()
+    }
+
+    /// How many partitions' files are open.
+    public var openPartitionCount: Int { files.withLock { $0.count } }
 
     public func append(_ changesets: [StoredChangeset], to partition: String) async throws {
         guard !changesets.isEmpty else { return }
