@@ -26,6 +26,10 @@ if options.showHelp {
 }
 
 signal(SIGPIPE, SIG_IGN)
+// Before anything else can fail for lack of descriptors: each connection needs one, each loaded partition two.
+DescriptorLimit.raiseToHardLimit()
+// Signals are taken over before the URL line is printed: whoever reads it may stop the server at once.
+let stopSignal = StopSignal.install()
 var authentication = SyncServer.Authentication.anonymousAllowed
 if let path = options.apiKeysFile {
     do { authentication = .apiKeys(try APIKeysFile.load(path: path)) } catch { fail("\(error)", status: 1) }
@@ -47,8 +51,8 @@ let url = host.contains(":") ? "ws://[\(host)]:\(port)" : "ws://\(host):\(port)"
 FileHandleOutput.standardOutput("sync-server listening on \(url) (data: \(options.dataDirectory!))\n")
 
 // Wait for SIGINT or SIGTERM, then stop cleanly.
-let stopSignal = await StopSignal.wait()
-FileHandleOutput.standardError("sync-server: \(stopSignal == SIGINT ? "SIGINT" : "SIGTERM"): stopping\n")
+let received = await stopSignal.wait()
+FileHandleOutput.standardError("sync-server: \(received == SIGINT ? "SIGINT" : "SIGTERM"): stopping\n")
 await server.stop()
 await store.close()
 FileHandleOutput.standardOutput("sync-server stopped\n")
