@@ -38,7 +38,8 @@ let package = Package(
 
         .testTarget(name: "SyncStreamsTests", dependencies: ["SyncStreams"]),
         .testTarget(name: "SyncWireTests", dependencies: ["SyncWire", "SyncStreams"]),
-        .testTarget(name: "SyncNetworkTests", dependencies: ["SyncNetwork", "SyncWire", "SyncStreams"]),
+        // The network module alone, and as the server uses it (raw sockets against `SyncServer.listening`).
+        .testTarget(name: "SyncNetworkTests", dependencies: ["SyncNetwork", "SyncWire", "SyncStreams", "SyncServer"]),
         .testTarget(name: "SyncStorageTests", dependencies: ["SyncStorage", "SyncStreams"]),
         .testTarget(
             name: "SyncEngineTests",

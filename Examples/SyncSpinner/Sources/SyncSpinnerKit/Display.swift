@@ -102,7 +102,9 @@ final class Display: @unchecked Sendable {
     /// The bytes the reader holds so far, and of how many.
     var synced: (bytes: Int, total: Int) { (snapshot.syncedBytes, snapshot.totalBytes) }
 
-    private var elapsed: Double {
+    /// Seconds since the display was made (the start of the run): the time shown on each plain line and
+    /// in the summary.
+    var elapsed: Double {
         let duration = ContinuousClock.now - startedAt
         return Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }
