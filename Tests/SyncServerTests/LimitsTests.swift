@@ -6,7 +6,9 @@ import Testing
 /// typed answer, and room again once something is released.
 @Suite("Limits", .timeLimit(.minutes(2)))
 struct LimitsTests {
-    @Test("maximumConnections over real sockets: the third of two allowed is closed with 1013, and admitted once one leaves")
+    @Test(
+        "maximumConnections over real sockets: the third of two allowed is closed with 1013, and admitted once one leaves"
+    )
     func maximumConnections() async throws {
         let server = try await SyncServer.listening(configuration: .init(maximumConnections: 2))
         let endpoint = try #require(server.webSocketEndpoint)

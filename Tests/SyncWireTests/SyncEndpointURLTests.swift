@@ -15,7 +15,9 @@ struct SyncEndpointURLTests {
         ("ws://[::ffff:127.0.0.1]:8080/", "::ffff:127.0.0.1", 8080),
     ]
 
-    @Test("ws://host:port, a default port of 80, IPv6 in brackets (kept without them), a final slash", arguments: accepted)
+    @Test(
+        "ws://host:port, a default port of 80, IPv6 in brackets (kept without them), a final slash", arguments: accepted
+    )
     func accepts(url: String, host: String, port: Int) throws {
         #expect(try SyncEndpoint(url: url) == .webSocket(host: host, port: port))
     }

@@ -26,9 +26,9 @@ public struct WebSocketLimits: Sendable, Hashable {
     public var outboundHardLimit: Int
     /// How long the server lets an open connection send nothing at all before it drops it (TCP closed,
     /// no close handshake): a client that vanished without closing (a half-open connection), or that
-    /// stopped in the middle of a frame. Default: 180 s, three times the engine's default keepalive ping
-    /// interval (`SyncApp.Configuration.pingInterval`, 60 s) — keep it above the clients' ping interval.
-    /// Checked every quarter of it; used by servers only.
+    /// stopped in the middle of a frame. Default: 300 s. The engine pings every `pingInterval` (60 s)
+    /// after the previous pong, and gives up on a pong after `pongTimeout` (120 s): keep this above the
+    /// clients' ping interval plus pong timeout. Checked every quarter of it; used by servers only.
     public var idleTimeout: Duration
 
     public init(
@@ -39,7 +39,7 @@ public struct WebSocketLimits: Sendable, Hashable {
         inboundHighWater: Int = 4 << 20,
         outboundLowWater: Int = 1 << 20,
         outboundHardLimit: Int = 4 * WireProtocol.maximumMessageSize,
-        idleTimeout: Duration = .seconds(180)
+        idleTimeout: Duration = .seconds(300)
     ) {
         self.maximumMessageBytes = maximumMessageBytes
         self.maximumHandshakeBytes = maximumHandshakeBytes

@@ -30,7 +30,8 @@ struct PartitionEvictionTests {
         "with a file store, binding and unbinding many more partitions than the maximum all succeed; open files stay bounded"
     )
     func manyPartitionsOnFiles() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("PartitionEvictionTests-\(UUID())")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "PartitionEvictionTests-\(UUID())")
         defer { try? FileManager.default.removeItem(at: directory) }
         let store = try FilePartitionStore(directory: directory.path)
         let server = try await SyncServer.embedded(
@@ -49,7 +50,8 @@ struct PartitionEvictionTests {
         // Every partition's log is intact: the evicted ones load again.
         for index in 0..<count {
             let downloads = try await client.bind(1, partition: "p\(index)", clientFileID: 2)
-            #expect(entries(of: downloads) == [.changeset(serverVersion: 1, data: bytes(UInt8(truncatingIfNeeded: index)))])
+            #expect(
+                entries(of: downloads) == [.changeset(serverVersion: 1, data: bytes(UInt8(truncatingIfNeeded: index)))])
             client.send(.unbind(sessionID: 1))
             #expect(try await client.next() == .unbound(sessionID: 1))
         }
@@ -57,7 +59,9 @@ struct PartitionEvictionTests {
         await store.close()
     }
 
-    @Test("maximumPartitions counts live partitions: a further one is serverBusy while they are bound, not once one is unbound")
+    @Test(
+        "maximumPartitions counts live partitions: a further one is serverBusy while they are bound, not once one is unbound"
+    )
     func maximumCountsLivePartitions() async throws {
         let server = try await SyncServer.embedded(configuration: .init(maximumPartitions: 2))
         let client = try await TestClient.welcomed(to: server)
@@ -92,7 +96,10 @@ struct PartitionEvictionTests {
         try await waitUntil("b to be unloaded") { await store.unloaded == ["a", "b"] }
 
         let reader = try await TestClient.welcomed(to: server)
-        #expect(entries(of: try await reader.bind(1, partition: "a", clientFileID: 2)) == [.changeset(serverVersion: 1, data: bytes(1))])
+        #expect(
+            entries(of: try await reader.bind(1, partition: "a", clientFileID: 2)) == [
+                .changeset(serverVersion: 1, data: bytes(1))
+            ])
         #expect(await store.loaded == ["a", "b", "c", "a"])
         // "a" is live now; "c" is the one idle partition, and stays loaded.
         #expect(await store.unloaded == ["a", "b"])
