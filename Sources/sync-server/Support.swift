@@ -1,4 +1,5 @@
 import Dispatch
+import Foundation
 import SyncServer
 import SyncStreams
 
@@ -28,7 +29,9 @@ private func systemWrite(_ descriptor: Int32, _ buffer: UnsafeRawPointer?, _ cou
     write(descriptor, buffer, count)
 }
 
-/// SIGINT and SIGTERM, delivered to dispatch sources rather than a signal handler.
+/// SIGINT and SIGTERM, through a self-pipe: a signal handler writes the signal's number to a pipe made at
+/// start, and a thread of its own reads it. Nothing is allocated when the signal arrives — no descriptor
+/// (a dispatch signal source may need one, and none may be left), no memory.
 ///
 /// `install()` takes the signals over at once (their default action, ending the process, is gone from
 /// then on); `wait()` returns the first that arrived, at once if one arrived before it was called. So
@@ -41,21 +44,65 @@ final class StopSignal: Sendable {
     }
 
     private let state = Locked(State())
-    private let sources = Locked<[any DispatchSourceSignal]>([])
 
     private init() {}
 
-    /// Ignores SIGINT and SIGTERM's default action and starts listening for them.
+    /// Makes the pipe, installs the handler for SIGINT and SIGTERM, and starts the thread that reads the
+    /// pipe. Exits with status 1 if the pipe cannot be made.
     static func install() -> StopSignal {
         let stop = StopSignal()
-        for number in [SIGINT, SIGTERM] {
-            signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler { stop.received(number) }
-            source.resume()
-            stop.sources.withLock { $0.append(source) }
+        var ends: [Int32] = [0, 0]
+        guard pipe(&ends) == 0 else {
+            FileHandleOutput.standardError("sync-server: cannot make the signal pipe: errno \(errno)\n")
+            exit(1)
         }
+        for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
+        signalPipeWriteEnd = ends[1]
+        for number in [SIGINT, SIGTERM] {
+            var action = sigaction()
+            #if canImport(Glibc)
+                action.__sigaction_handler.sa_handler = { number in
+                    var byte = UInt8(truncatingIfNeeded: number)
+                    _ = write(signalPipeWriteEnd, &byte, 1)
+                }
+            #else
+                action.__sigaction_u.__sa_handler = { number in
+                    var byte = UInt8(truncatingIfNeeded: number)
+                    _ = write(signalPipeWriteEnd, &byte, 1)
+                }
+            #endif
+            action.sa_flags = SA_RESTART
+            sigemptyset(&action.sa_mask)
+            sigaction(number, &action, nil)
+        }
+        let readEnd = ends[0]
+        let thread = Thread {
+            var byte: UInt8 = 0
+            while true {
+                let count = read(readEnd, &byte, 1)
+                if count == 1 { break }
+                if count < 0 && errno == EINTR { continue }
+                return
+            }
+            stop.received(Int32(byte))
+        }
+        thread.stackSize = 64 * 1024
+        thread.start()
         return stop
+    }
+
+    /// Lets dispatch set up what it needs descriptors for — its event loop and the main queue's wake-up
+    /// handle (used when code resumes on the main actor) — before the server opens anything. At a low
+    /// descriptor limit the server's own calls then fail with `EMFILE` and a typed error, instead of
+    /// dispatch failing later and trapping. Await it from the main actor.
+    static func prepareDispatch() async {
+        // `asyncAfter` goes through dispatch's event loop; resuming from its thread onto the main actor
+        // (twice: once the main thread has handed the main queue over) wakes the main queue.
+        for _ in 0..<2 {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(5)) { continuation.resume() }
+            }
+        }
     }
 
     private func received(_ number: Int32) {
@@ -109,3 +156,7 @@ enum DescriptorLimit {
         private static let resource = RLIMIT_NOFILE
     #endif
 }
+
+/// The write end of `StopSignal`'s pipe, read by its signal handler (set once, before the handler is
+/// installed).
+nonisolated(unsafe) private var signalPipeWriteEnd: Int32 = -1

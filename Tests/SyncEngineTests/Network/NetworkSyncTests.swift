@@ -124,7 +124,8 @@ import Testing
         await server.stop()
     }
 
-    @Test("connect timeout over a real socket: a server that accepts TCP and never answers → .disconnected, then a retry")
+    @Test(
+        "connect timeout over a real socket: a server that accepts TCP and never answers → .disconnected, then a retry")
     func connectTimeout() async throws {
         let silent = try SilentListener()
         defer { silent.stop() }
