@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import SyncServer
 import SyncWire
+import TestSupport
 import Testing
 
 @testable import SyncEngine
@@ -26,14 +27,14 @@ import Testing
             ["--port"],
         ])
     func usage(arguments: [String]) async throws {
-        let server = try ChildProcess(arguments)
+        let server = try ChildProcess(syncServer: arguments)
         #expect(try await server.waitForExit() == 64)
         #expect(server.stderr.contains("usage: sync-server"))
     }
 
     @Test("--help lists every option and exits 0")
     func help() async throws {
-        let server = try ChildProcess(["--help"])
+        let server = try ChildProcess(syncServer: ["--help"])
         #expect(try await server.waitForExit() == 0)
         for option in ["--port", "--data", "--host", "--api-keys", "--max-message-bytes", "--log-level"] {
             #expect(server.stdout.contains(option), "\(option)")
@@ -44,7 +45,7 @@ import Testing
     func serveAndStop() async throws {
         let data = TemporaryDirectory()
         defer { data.remove() }
-        let server = try ChildProcess(["--port", "0", "--data", data.url.path])
+        let server = try ChildProcess(syncServer: ["--port", "0", "--data", data.url.path])
         let port = try await server.port()
         let connection = WebSocketTransport().connect(to: .webSocket(host: "127.0.0.1", port: port))
         var events = connection.events.makeAsyncIterator()
@@ -65,9 +66,9 @@ import Testing
     func dataDirectoryLocked() async throws {
         let data = TemporaryDirectory()
         defer { data.remove() }
-        let first = try ChildProcess(["--port", "0", "--data", data.url.path])
+        let first = try ChildProcess(syncServer: ["--port", "0", "--data", data.url.path])
         _ = try await first.port()
-        let second = try ChildProcess(["--port", "0", "--data", data.url.path])
+        let second = try ChildProcess(syncServer: ["--port", "0", "--data", data.url.path])
         #expect(try await second.waitForExit() == 1)
         #expect(second.stderr.contains("in use"))
         #expect(try await first.stop(SIGINT) == 0)
@@ -85,7 +86,7 @@ import Testing
             dirB.remove()
         }
         let storePath = data.url.appendingPathComponent("server").path
-        var server = try ChildProcess(["--port", "0", "--data", storePath])
+        var server = try ChildProcess(syncServer: ["--port", "0", "--data", storePath])
         let port = try await server.port()
         let writer = try await networkApp(port: port, dirA).login(.anonymous).openSession(partition: "p")
         let reader = try await networkApp(port: port, dirB).login(.anonymous).openSession(partition: "p")
@@ -101,7 +102,7 @@ import Testing
                 let threshold = seen.values.count + 1
                 try await eventually("the reader got more", limit: .seconds(60)) { seen.values.count >= threshold }
                 _ = try await server.stop(SIGKILL)
-                server = try ChildProcess(["--port", "\(port)", "--data", storePath])
+                server = try ChildProcess(syncServer: ["--port", "\(port)", "--data", storePath])
                 _ = try await server.port()
             }
         }
@@ -123,12 +124,12 @@ import Testing
         defer { data.remove() }
         for round in 0..<10 {
             // The signal goes out from the thread that reads the line, as soon as it arrives.
-            let server = try ChildProcess(["--port", "0", "--data", data.url.path], signalOnURL: SIGTERM)
+            let server = try ChildProcess(syncServer: ["--port", "0", "--data", data.url.path], signalOnURL: SIGTERM)
             #expect(try await server.waitForExit() == 0, "round \(round): \(server.stderr)")
             #expect(server.terminationReason == .exit, "round \(round): killed by the signal")
             #expect(server.stdout.contains("sync-server stopped"), "round \(round)")
         }
-        let server = try ChildProcess(["--port", "0", "--data", data.url.path])
+        let server = try ChildProcess(syncServer: ["--port", "0", "--data", data.url.path])
         let client = WireClient(.webSocket(host: "127.0.0.1", port: try await server.port()))
         try await client.welcome()
         #expect(try await server.stop(SIGTERM) == 0)
@@ -166,7 +167,7 @@ import Testing
         guard host != "::1" || Self.hasIPv6Loopback else { return }
         let data = TemporaryDirectory()
         defer { data.remove() }
-        let server = try ChildProcess(["--port", "0", "--data", data.url.path, "--host", host])
+        let server = try ChildProcess(syncServer: ["--port", "0", "--data", data.url.path, "--host", host])
         _ = try await server.port()
         let url = try #require(server.stdout.firstMatch(of: /ws:\/\/\S+/).map { String($0.0) })
         let endpoint = try SyncEndpoint(url: url)
@@ -183,7 +184,9 @@ import Testing
     func maximumMessageBytes() async throws {
         let data = TemporaryDirectory()
         defer { data.remove() }
-        let server = try ChildProcess(["--port", "0", "--data", data.url.path, "--max-message-bytes", "4096"])
+        let server = try ChildProcess(syncServer: [
+            "--port", "0", "--data", data.url.path, "--max-message-bytes", "4096",
+        ])
         let port = try await server.port()
         let limit = WireProtocol.maximumChangesetSize(forMessageSize: 4096)
         let client = WireClient(.webSocket(host: "127.0.0.1", port: port))
@@ -223,11 +226,11 @@ import Testing
     /// `sync-server` under `/bin/sh` with `limit` applied first (`ulimit` arguments).
     func limitedServer(_ limit: String, data: TemporaryDirectory) throws -> ChildProcess {
         try ChildProcess(
+            URL(fileURLWithPath: "/bin/sh"),
             [
-                "-c", "ulimit \(limit) && exec \"$0\" \"$@\"", ChildProcess.executable.path, "--port", "0", "--data",
+                "-c", "ulimit \(limit) && exec \"$0\" \"$@\"", ChildProcess.syncServer.path, "--port", "0", "--data",
                 data.url.path,
-            ],
-            command: URL(fileURLWithPath: "/bin/sh"))
+            ])
     }
 
     #if os(Linux)
@@ -338,8 +341,7 @@ import Testing
     static func pythonWebSockets() async -> Bool {
         if ProcessInfo.processInfo.environment["CI"] != nil { return true }
         guard
-            let probe = try? ChildProcess(
-                ["python3", "-c", "import websockets"], command: URL(fileURLWithPath: "/usr/bin/env"))
+            let probe = try? ChildProcess(URL(fileURLWithPath: "/usr/bin/env"), ["python3", "-c", "import websockets"])
         else { return false }
         return (try? await probe.waitForExit(deadline: .seconds(60))) == 0
     }
@@ -350,7 +352,7 @@ import Testing
     func pythonInterop() async throws {
         let data = TemporaryDirectory()
         defer { data.remove() }
-        let server = try ChildProcess(["--port", "0", "--data", data.url.path])
+        let server = try ChildProcess(syncServer: ["--port", "0", "--data", data.url.path])
         let port = try await server.port()
         let hello = ClientMessage.hello(Hello(credential: .anonymous)).encoded().map { String(format: "%02x", $0) }
             .joined()
@@ -370,7 +372,7 @@ import Testing
                 print("closed", ws.close_code)
             asyncio.run(main())
             """
-        let python = try ChildProcess(["python3", "-c", script], command: URL(fileURLWithPath: "/usr/bin/env"))
+        let python = try ChildProcess(URL(fileURLWithPath: "/usr/bin/env"), ["python3", "-c", script])
         let status = try await python.waitForExit()
         let text = python.stdout + python.stderr
         #expect(status == 0, "\(text)")

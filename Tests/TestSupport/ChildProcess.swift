@@ -8,14 +8,27 @@ import SyncStreams
     import Darwin
 #endif
 
-/// A child process for tests — `sync-server` unless told otherwise: started with pipes, its URL read from
-/// its output, stopped with a signal. Every wait has a deadline and none blocks a thread: output arrives through readability
-/// handlers, the exit through `terminationHandler`, and waiting is a continuation resumed by whichever
-/// comes first, the event or a dispatch timer. The exit counts once the process ended and both pipes
-/// reached their end, so its whole output is there.
-final class ChildProcess: Sendable {
-    struct TimedOut: Error, CustomStringConvertible {
-        var description: String
+/// A child process for tests: started with pipes for its output, signalled, waited for.
+///
+/// Every wait has a deadline and none blocks Swift's cooperative pool: each pipe is read to its end by a
+/// thread of its own, the exit arrives through `terminationHandler`, and a wait is a continuation resumed
+/// by whichever comes first, the exit or a dispatch timer. The exit counts once the process ended and
+/// both pipes reached their end (its children, if any, closed them too), so its whole output is there.
+package final class ChildProcess: Sendable {
+    package struct TimedOut: Error, CustomStringConvertible {
+        package var description: String
+    }
+
+    /// A signal to send once the output so far satisfies a condition.
+    package struct SignalTrigger: Sendable {
+        let signal: Int32
+        let when: @Sendable (_ stdout: String) -> Bool
+
+        /// Sends `signal` as soon as `when(stdout)` holds, from the thread that reads standard output.
+        package init(_ signal: Int32, when: @escaping @Sendable (_ stdout: String) -> Bool) {
+            self.signal = signal
+            self.when = when
+        }
     }
 
     private struct State {
@@ -28,42 +41,43 @@ final class ChildProcess: Sendable {
         var isDone: Bool { status != nil && endedPipes.count == 2 }
         var exitWaiters: [UInt64: CheckedContinuation<Int32?, Never>] = [:]
         var nextWaiter: UInt64 = 0
-        var signalled = false
+        var trigger: SignalTrigger?
     }
 
-    let process = Process()
+    package let process = Process()
     private let state = Locked(State())
 
-    /// The built executable beside the test bundle (the test target depends on it).
-    static var executable: URL {
+    /// The executable `name` built beside the test bundle (the test target depends on its product).
+    package static func built(_ name: String) -> URL {
         let directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-        let beside = directory.appendingPathComponent("sync-server")
+        let beside = directory.appendingPathComponent(name)
         if FileManager.default.fileExists(atPath: beside.path) { return beside }
-        return directory.deletingLastPathComponent().appendingPathComponent("sync-server")
+        return directory.deletingLastPathComponent().appendingPathComponent(name)
     }
 
-    /// Starts `sync-server` with `arguments`, or `command` with `arguments` when given (say `/bin/sh` to
-    /// change limits first). With `signalOnURL`, that signal is sent the moment the URL line arrives, from
-    /// the thread that reads it.
-    init(_ arguments: [String], command: URL? = nil, signalOnURL: Int32? = nil) throws {
-        process.executableURL = command ?? Self.executable
+    /// Starts `executable` with `arguments` (and `environment`, default: this process's), standard input
+    /// from `/dev/null`.
+    package init(
+        _ executable: URL, _ arguments: [String], environment: [String: String]? = nil, trigger: SignalTrigger? = nil
+    ) throws {
+        process.executableURL = executable
         process.arguments = arguments
+        if let environment { process.environment = environment }
         let output = Pipe()
         let errors = Pipe()
         process.standardOutput = output
         process.standardError = errors
         process.standardInput = FileHandle.nullDevice
+        state.withLock { $0.trigger = trigger }
         let state = self.state
         let process = self.process
-        // Each pipe is read to its end by a thread of its own (blocking reads, never on the cooperative
-        // pool); the end of both, with the exit, makes the process done.
         Self.drain(output.fileHandleForReading, name: 1, state) { state, chunk in
             state.stdout.append(chunk)
-            guard let signal = signalOnURL, !state.signalled,
-                String(decoding: state.stdout, as: UTF8.self).contains("ws://")
-            else { return nil }
-            state.signalled = true
-            return signal
+            guard let trigger = state.trigger, trigger.when(String(decoding: state.stdout, as: UTF8.self)) else {
+                return nil
+            }
+            state.trigger = nil
+            return trigger.signal
         } signal: {
             kill(process.processIdentifier, $0)
         }
@@ -108,33 +122,34 @@ final class ChildProcess: Sendable {
         for waiter in waiters { waiter.resume(returning: status) }
     }
 
-    var stdout: String { state.withLock { String(decoding: $0.stdout, as: UTF8.self) } }
-    var stderr: String { state.withLock { String(decoding: $0.stderr, as: UTF8.self) } }
-    var processIdentifier: Int32 { process.processIdentifier }
-    var hasExited: Bool { state.withLock { $0.status != nil } }
+    package var stdout: String { state.withLock { String(decoding: $0.stdout, as: UTF8.self) } }
+    package var stderr: String { state.withLock { String(decoding: $0.stderr, as: UTF8.self) } }
+    package var processIdentifier: Int32 { process.processIdentifier }
+    package var hasExited: Bool { state.withLock { $0.status != nil } }
 
-    /// The port from the `ws://host:port` URL the server printed, waiting at most `deadline`.
-    func port(deadline: Duration = .seconds(60)) async throws -> Int {
+    /// How the process ended: `.exit` with a status or `.uncaughtSignal` (after the exit).
+    package var terminationReason: Process.TerminationReason { process.terminationReason }
+
+    /// Waits (at most `deadline`) until `condition(stdout)` holds; throws if the process exits first.
+    package func waitForOutput(
+        _ what: String, deadline: Duration = .seconds(60), _ condition: (String) -> Bool
+    ) async throws {
         let end = ContinuousClock.now + deadline
-        while ContinuousClock.now < end {
-            if let match = stdout.firstMatch(of: /ws:\/\/(?:\[[0-9a-f:.]+\]|[^:\s\/]+):(\d+)/), let port = Int(match.1)
-            {
-                return port
-            }
-            guard !hasExited else { throw TimedOut(description: "sync-server exited: \(stderr)") }
-            try await Task.sleep(for: .milliseconds(10))
+        while !condition(stdout) {
+            guard !hasExited else { throw TimedOut(description: "exited before \(what): \(stdout) \(stderr)") }
+            guard ContinuousClock.now < end else { throw TimedOut(description: "no \(what): \(stdout) \(stderr)") }
+            try await Task.sleep(for: .milliseconds(5))
         }
-        throw TimedOut(description: "sync-server printed no URL: \(stdout) \(stderr)")
     }
 
     /// Sends `signal` and waits (at most `deadline`) for the exit; its status.
-    func stop(_ signal: Int32, deadline: Duration = .seconds(60)) async throws -> Int32 {
+    package func stop(_ signal: Int32, deadline: Duration = .seconds(60)) async throws -> Int32 {
         kill(process.processIdentifier, signal)
         return try await waitForExit(deadline: deadline)
     }
 
     /// The exit status, waiting at most `deadline`; past it the process is killed and this throws.
-    func waitForExit(deadline: Duration = .seconds(60)) async throws -> Int32 {
+    package func waitForExit(deadline: Duration = .seconds(60)) async throws -> Int32 {
         let state = self.state
         let status = await withCheckedContinuation { (continuation: CheckedContinuation<Int32?, Never>) in
             let id = state.withLock { state -> UInt64? in
@@ -155,16 +170,11 @@ final class ChildProcess: Sendable {
         }
         guard let status else {
             kill(process.processIdentifier, SIGKILL)
-            throw TimedOut(
-                description:
-                    "\(process.executableURL?.lastPathComponent ?? "the process") did not exit within \(deadline): \(stderr)"
-            )
+            let name = process.executableURL?.lastPathComponent ?? "the process"
+            throw TimedOut(description: "\(name) did not exit within \(deadline): \(stdout) \(stderr)")
         }
         return status
     }
-
-    /// How the process ended: `.exit` with a status or `.uncaughtSignal` with the signal (after an exit).
-    var terminationReason: Process.TerminationReason { process.terminationReason }
 
     deinit {
         if !hasExited { kill(process.processIdentifier, SIGKILL) }
