@@ -107,10 +107,12 @@ struct SpinnerProcessTests {
         let run: Swift.Result<SpinnerProcess.Result, any Error>
         do {
             run = .success(
-                try await SpinnerProcess.run([
-                    "--server", "ws://127.0.0.1:\(port)", "--api-key", "not-a-key", "--changesets", "5", "--timeout",
-                    "600",
-                ]))
+                try await SpinnerProcess.run(
+                    [
+                        "--server", "ws://127.0.0.1:\(port)", "--api-key", "not-a-key", "--changesets", "5",
+                        "--timeout",
+                        "600",
+                    ], deadline: .seconds(60)))
         } catch {
             run = .failure(error)
         }
@@ -180,6 +182,34 @@ struct SpinnerProcessTests {
             #expect(StatusLine.visibleWidth(line.replacingOccurrences(of: "\u{1B}[?25h", with: "")) <= 59, "\(line)")
         }
         #expect(redraws > 1)
+        #expect(output.contains("synced 40 changesets"))
+    }
+
+    @Test("on a terminal resized while it runs (SIGWINCH): the line is redrawn to the new width")
+    func resize() async throws {
+        // `script` gives the spinner a pseudo-terminal 60 columns wide; once the transcript shows the status
+        // line, `stty cols 40` resizes it, and the terminal's foreground processes (the spinner) get SIGWINCH.
+        let transcript = FileManager.default.temporaryDirectory.appendingPathComponent("spinner-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: transcript) }
+        let command = """
+            stty cols 60; \(SpinnerProcess.executable.path) --changesets 40 --size 4000000 --offline-for 3 & \
+            i=0; until grep -q 'reader' '\(transcript.path)' 2>/dev/null || [ $i -ge 1200 ]; do sleep 0.05; \
+            i=$((i+1)); done; stty cols 40; wait $!
+            """
+        let run = try await SpinnerProcess.run(
+            ["-qefc", command, transcript.path], executable: URL(fileURLWithPath: "/usr/bin/script"))
+        #expect(run.status == 0, "\(run.stderr)")
+        let output = String(decoding: try Data(contentsOf: transcript), as: UTF8.self)
+        // The visible width of each redraw of the status line, in order.
+        let widths = output.components(separatedBy: "\u{1B}[2K").dropFirst().compactMap { segment -> Int? in
+            let line = segment.components(separatedBy: "\r").first ?? ""
+            guard !line.contains("\n") else { return nil }
+            return StatusLine.visibleWidth(line.replacingOccurrences(of: "\u{1B}[?25h", with: ""))
+        }
+        // The status line is wider than both: cut to 59 columns, then to 39 after the resize, never back.
+        let narrowed = try #require(widths.firstIndex(of: 39), "\(widths)")
+        #expect(widths[..<narrowed].contains(59), "\(widths)")
+        #expect(widths[narrowed...].allSatisfy { $0 <= 39 }, "\(widths)")
         #expect(output.contains("synced 40 changesets"))
     }
 
