@@ -20,6 +20,10 @@ struct SpinnerProcessTests {
         #expect(run.stdout.contains("synced 50 changesets, 2.0 MB in "))
         #expect(run.stdout.contains("the reader holds exactly what the writer wrote"))
         #expect(!run.stdout.contains("\u{1B}") && !run.stderr.contains("\u{1B}"))
+        // The last progress line and the summary give the same time, counted from the same start.
+        let last = try #require(run.stdout.firstMatch(of: #/\n(\d+\.\d+) s  ✓ /#)?.1, "\(run.stdout)")
+        let summary = try #require(run.stdout.firstMatch(of: #/MB in (\d+\.\d+) s \(/#)?.1, "\(run.stdout)")
+        #expect(last == summary)
     }
 
     @Test("--offline-for 1: the writer's connection goes disconnected → connecting → connected, then catches up")

@@ -128,7 +128,13 @@ final class SpinnerRun: Sendable {
             partition: partition, suspended: options.offlineSeconds > 0)
         watch("writer", writer.connectionState, into: &tokens)
         display.queue.async { self.display.startRedrawing() }
-        for index in 0..<workload.count { try await writer.write(workload.changeset(index)) }
+        // What the reader must end up with: the same changesets, in this order.
+        var expected = ChangesetChecksum()
+        for index in 0..<workload.count {
+            let changeset = workload.changeset(index)
+            expected.add(changeset)
+            try await writer.write(changeset)
+        }
 
         // The reader: its initial download as a progress bar (`.forCurrentlyOutstandingWork`), and what it
         // receives, in server order, into a checksum.
@@ -164,16 +170,14 @@ final class SpinnerRun: Sendable {
             writer.resume()
         }
         for await _ in everything.stream {}
-        // From the same start as the progress lines' times: the start of the run.
+        // From the same start as the progress lines' times (the start of the run); the last line shows it.
         let seconds = display.queue.sync { display.elapsed }
 
         // Exactly what the writer wrote, in server order.
-        var expected = ChangesetChecksum()
-        for index in 0..<workload.count { expected.add(workload.changeset(index)) }
         let received = outcome.withLock { $0 }
         let status: SpinnerCommand.Status
         if received.checksum == expected {
-            display.queue.sync { display.complete() }
+            display.queue.sync { display.complete(after: seconds) }
             status = finish(
                 .synced,
                 message: StatusLine.summary(
