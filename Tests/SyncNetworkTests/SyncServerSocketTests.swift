@@ -90,7 +90,7 @@ import Testing
             return try socket.readUntilClosed()
         }
         #expect(closed)
-        #expect(server.connectionCount == 2)
+        try await eventually("the server to forget the stalled connection") { server.connectionCount == 2 }
         stop.withLock { $0 = true }
         for talker in talkers { #expect(try await talker.value > 0, "a talker was dropped") }
         await server.stop()

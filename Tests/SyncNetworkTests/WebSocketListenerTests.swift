@@ -126,7 +126,15 @@ import Testing
         var events = connection.events.makeAsyncIterator()
         #expect(await events.next() == .opened)
         let port = listener.port
-        let pings = (0..<100).flatMap { _ in clientFrame(opcode: 9, payload: [UInt8](repeating: 7, count: 125)) }
+        // Each batch: a large sync message (which the acceptor ignores) and then pings, so that the pongs that
+        // cross the limit are often answered in the same pass over the input as a large message.
+        let large = ClientMessage.upload(
+            Upload(
+                sessionID: 1,
+                changesets: [UploadChangeset(clientVersion: 1, data: [UInt8](repeating: 1, count: 80_000))]))
+        let pings =
+            clientFrame(opcode: 2, payload: large.encoded())
+            + (0..<100).flatMap { _ in clientFrame(opcode: 9, payload: [UInt8](repeating: 7, count: 125)) }
         let dropped = try await offPool { () -> Bool in
             let socket = try RawSocket(port: port, receiveBufferBytes: 4096)
             try socket.upgrade()

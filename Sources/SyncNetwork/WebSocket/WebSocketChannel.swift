@@ -264,6 +264,7 @@ final class WebSocketChannel: EventLoopHandler, @unchecked Sendable {
         } catch {
             fail(error)
         }
+        guard phase != .closed else { return }
         compactInput()
     }
 
@@ -429,7 +430,9 @@ final class WebSocketChannel: EventLoopHandler, @unchecked Sendable {
         unwritten -= output.indices.contains(outputHead) && output[outputHead].counted ? outputOffset : 0
         output = []
         uncountedQueued = 0
+        // It may end in the middle of `process()` (an abort while answering a ping): nothing is left to read.
         input = []
+        inputStart = 0
         let delegate = self.delegate
         self.delegate = nil
         if unwritten > 0 { delegate?.channel(self, wrote: unwritten) }
