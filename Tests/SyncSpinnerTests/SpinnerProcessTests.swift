@@ -191,13 +191,16 @@ struct SpinnerProcessTests {
 
     @Test("on a terminal resized while it runs (SIGWINCH): the line is redrawn to the new width")
     func resize() async throws {
-        // `script` gives the spinner a pseudo-terminal 60 columns wide; once the transcript shows a status
-        // line, `stty cols 40` resizes it, and the terminal's foreground processes (the spinner) get SIGWINCH.
+        // `script` gives the spinner a pseudo-terminal 60 columns wide; once the transcript shows the spinner
+        // drawing (it hides the cursor first: ESC [?25l, made with printf so that the command line that script
+        // copies into the transcript does not match), `stty cols 40` resizes it, and the terminal's
+        // foreground processes (the spinner) get SIGWINCH.
         let transcript = FileManager.default.temporaryDirectory.appendingPathComponent("spinner-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: transcript) }
         let command = """
             stty cols 60; \(SpinnerProcess.executable.path) --changesets 40 --size 4000000 --offline-for 3 & \
-            i=0; until grep -q '│ reader' '\(transcript.path)' 2>/dev/null || [ $i -ge 1200 ]; do sleep 0.05; \
+            p=$(printf '\\033[?25l'); i=0; until grep -qF "$p" '\(transcript.path)' 2>/dev/null || [ $i -ge 1200 ]; \
+            do sleep 0.05; \
             i=$((i+1)); done; stty cols 40; wait $!
             """
         let run = try await SpinnerProcess.run(
