@@ -49,7 +49,7 @@ final class TestClient: Sendable {
 
     func send(_ message: ClientMessage) { connection.send(message) }
 
-    /// The next event, waiting up to 10 s.
+    /// The next event, waiting up to 60 s (generous: the whole suite runs in parallel, under TSan too).
     func nextEvent() async throws -> SyncTransportEvent {
         var event: SyncTransportEvent?
         try await waitUntil("the next event") {

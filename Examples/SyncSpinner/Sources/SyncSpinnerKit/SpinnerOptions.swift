@@ -47,7 +47,7 @@ public struct SpinnerOptions: Sendable, Equatable {
 
         options:
           --changesets N        changesets to write (default: 200)
-          --size BYTES          their total size in bytes, mixed sizes (default: 8000000)
+          --size BYTES          their total size in bytes, in sizes of 1 KiB to 256 KiB (default: 8000000)
           --seed N              seed of the workload (default: 1)
           --offline-for SECONDS start the writer offline for this long, then resume (default: 0)
           --timeout SECONDS     give up after this long, exit status 1 (default: 120)
