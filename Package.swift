@@ -37,15 +37,19 @@ let package = Package(
         .executableTarget(
             name: "sync-spinner", dependencies: ["SyncSpinnerKit"], path: "Examples/SyncSpinner/Sources/sync-spinner"),
 
+        // Support shared by test targets: child processes waited for with deadlines, off the cooperative pool.
+        .target(name: "TestSupport", dependencies: ["SyncStreams"], path: "Tests/TestSupport"),
         .testTarget(name: "SyncStreamsTests", dependencies: ["SyncStreams"]),
         .testTarget(name: "SyncWireTests", dependencies: ["SyncWire", "SyncStreams"]),
-        .testTarget(name: "SyncNetworkTests", dependencies: ["SyncNetwork", "SyncWire", "SyncStreams"]),
+        // The network module alone, and as the server uses it (raw sockets against `SyncServer.listening`).
+        .testTarget(name: "SyncNetworkTests", dependencies: ["SyncNetwork", "SyncWire", "SyncStreams", "SyncServer"]),
         .testTarget(name: "SyncStorageTests", dependencies: ["SyncStorage", "SyncStreams"]),
         .testTarget(
             name: "SyncEngineTests",
-            dependencies: ["SyncEngine", "SyncServer", "SyncWire", "SyncStorage", "sync-server"]),
+            dependencies: ["SyncEngine", "SyncServer", "SyncWire", "SyncStorage", "sync-server", "TestSupport"]),
         .testTarget(name: "SyncServerTests", dependencies: ["SyncServer", "SyncWire", "SyncStorage"]),
-        .testTarget(name: "SyncSpinnerTests", dependencies: ["SyncSpinnerKit", "sync-spinner", "sync-server"]),
+        .testTarget(
+            name: "SyncSpinnerTests", dependencies: ["SyncSpinnerKit", "sync-spinner", "sync-server", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

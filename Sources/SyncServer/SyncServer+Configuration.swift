@@ -28,9 +28,16 @@ extension SyncServer {
         /// The most sessions one connection may bind at once; a `bind` beyond it is refused with
         /// `.serverBusy` for that session. Default: 1,000.
         public var maximumSessionsPerConnection: Int
-        /// The most partitions the server serves (keeps an index of) at once; a `bind` of a further
-        /// partition is refused with `.serverBusy`. Default: 100,000.
+        /// The most partitions the server serves at once — partitions with a bound session or an
+        /// operation in progress (idle ones, see `maximumIdlePartitions`, do not count); a `bind` of a
+        /// further partition is refused with `.serverBusy`, retry after 5 s. Default: 100,000.
         public var maximumPartitions: Int
+        /// The most idle partitions (no session bound, nothing in progress) the server keeps loaded so
+        /// that binding them again costs no reading of their log. Beyond it, the least recently used idle
+        /// partition is evicted: its index is dropped from memory and the store's `unload` closes its
+        /// files (a `FilePartitionStore` holds two descriptors per loaded partition); the next bind loads
+        /// it again. 0: evict as soon as idle. Default: 128.
+        public var maximumIdlePartitions: Int
         /// The longest partition name, in UTF-8 bytes; a longer one is refused with `.malformedMessage`.
         /// Default: 1,024.
         public var maximumPartitionNameBytes: Int
@@ -68,6 +75,7 @@ extension SyncServer {
             maximumChangesetBytes: Int? = nil,
             maximumSessionsPerConnection: Int = 1_000,
             maximumPartitions: Int = 100_000,
+            maximumIdlePartitions: Int = 128,
             maximumPartitionNameBytes: Int = 1_024,
             maximumCredentialBytes: Int = 1_024,
             maximumConnections: Int = 10_000,
@@ -84,6 +92,7 @@ extension SyncServer {
                 maximumChangesetBytes ?? WireProtocol.maximumChangesetSize(forMessageSize: maximumMessageBytes)
             self.maximumSessionsPerConnection = maximumSessionsPerConnection
             self.maximumPartitions = maximumPartitions
+            self.maximumIdlePartitions = max(0, maximumIdlePartitions)
             self.maximumPartitionNameBytes = maximumPartitionNameBytes
             self.maximumCredentialBytes = maximumCredentialBytes
             self.maximumConnections = maximumConnections

@@ -140,4 +140,8 @@ public final class SyncServer: Sendable {
     /// Drops at once when the server closes connections; drops shortly after a client closes one, once
     /// the server has handled the messages it sent before closing.
     public var connectionCount: Int { registry.openCount }
+
+    /// For a networked server, the most bytes of messages ever queued at once for one client (open or
+    /// gone): what a slow or stalled reader cost it at worst. 0 for an embedded server.
+    package var peakOutboundQueueBytes: Int { listener?.peakOutboundQueueBytes ?? 0 }
 }

@@ -1,4 +1,5 @@
 import Dispatch
+import Foundation
 import SyncServer
 import SyncStreams
 
@@ -28,38 +29,134 @@ private func systemWrite(_ descriptor: Int32, _ buffer: UnsafeRawPointer?, _ cou
     write(descriptor, buffer, count)
 }
 
-/// SIGINT and SIGTERM, delivered to a dispatch source rather than a signal handler.
-enum StopSignal {
-    /// Suspends until SIGINT or SIGTERM arrives; returns which. The handler closures are formed here,
-    /// outside the main actor, because dispatch runs them on its own threads.
-    static func wait() async -> Int32 {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Int32, Never>) in
-            let resumed = Locked(false)
-            for number in [SIGINT, SIGTERM] {
-                signal(number, SIG_IGN)
-                let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-                source.setEventHandler {
-                    guard
-                        !resumed.withLock({ old in
-                            defer { old = true }; return old
-                        })
-                    else { return }
-                    continuation.resume(returning: number)
+/// SIGINT and SIGTERM, through a self-pipe: a signal handler writes the signal's number to a pipe made at
+/// start, and a thread of its own reads it. Nothing is allocated when the signal arrives — no descriptor
+/// (a dispatch signal source may need one, and none may be left), no memory.
+///
+/// `install()` takes the signals over at once (their default action, ending the process, is gone from
+/// then on); `wait()` returns the first that arrived, at once if one arrived before it was called. So
+/// install before telling anyone the server is up: a signal right after the URL line then stops the
+/// server cleanly.
+final class StopSignal: Sendable {
+    private struct State {
+        var received: Int32?
+        var waiter: CheckedContinuation<Int32, Never>?
+    }
+
+    private let state = Locked(State())
+
+    private init() {}
+
+    /// Makes the pipe, installs the handler for SIGINT and SIGTERM, and starts the thread that reads the
+    /// pipe. Exits with status 1 if the pipe cannot be made.
+    static func install() -> StopSignal {
+        let stop = StopSignal()
+        var ends: [Int32] = [0, 0]
+        guard pipe(&ends) == 0 else {
+            FileHandleOutput.standardError("sync-server: cannot make the signal pipe: errno \(errno)\n")
+            exit(1)
+        }
+        for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
+        signalPipeWriteEnd = ends[1]
+        for number in [SIGINT, SIGTERM] {
+            var action = sigaction()
+            #if canImport(Glibc)
+                action.__sigaction_handler.sa_handler = { number in
+                    var byte = UInt8(truncatingIfNeeded: number)
+                    _ = write(signalPipeWriteEnd, &byte, 1)
                 }
-                source.resume()
-                sources.withLock { $0.append(SignalSource(source)) }
+            #else
+                action.__sigaction_u.__sa_handler = { number in
+                    var byte = UInt8(truncatingIfNeeded: number)
+                    _ = write(signalPipeWriteEnd, &byte, 1)
+                }
+            #endif
+            action.sa_flags = SA_RESTART
+            sigemptyset(&action.sa_mask)
+            sigaction(number, &action, nil)
+        }
+        let readEnd = ends[0]
+        let thread = Thread {
+            var byte: UInt8 = 0
+            while true {
+                let count = read(readEnd, &byte, 1)
+                if count == 1 { break }
+                if count < 0 && errno == EINTR { continue }
+                return
+            }
+            stop.received(Int32(byte))
+        }
+        thread.stackSize = 64 * 1024
+        thread.start()
+        return stop
+    }
+
+    /// Lets dispatch set up what it needs descriptors for — its event loop and the main queue's wake-up
+    /// handle (used when code resumes on the main actor) — before the server opens anything. At a low
+    /// descriptor limit the server's own calls then fail with `EMFILE` and a typed error, instead of
+    /// dispatch failing later and trapping. Await it from the main actor.
+    static func prepareDispatch() async {
+        // `asyncAfter` goes through dispatch's event loop; resuming from its thread onto the main actor
+        // (twice: once the main thread has handed the main queue over) wakes the main queue.
+        for _ in 0..<2 {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(5)) { continuation.resume() }
             }
         }
     }
 
-    /// Keeps the sources alive for the life of the process.
-    private static let sources = Locked<[SignalSource]>([])
+    private func received(_ number: Int32) {
+        let waiter = state.withLock { state -> CheckedContinuation<Int32, Never>? in
+            guard state.received == nil else { return nil }
+            state.received = number
+            defer { state.waiter = nil }
+            return state.waiter
+        }
+        waiter?.resume(returning: number)
+    }
+
+    /// Suspends until SIGINT or SIGTERM arrived (returns at once if one already did); returns which.
+    func wait() async -> Int32 {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Int32, Never>) in
+            let received = state.withLock { state -> Int32? in
+                if let received = state.received { return received }
+                state.waiter = continuation
+                return nil
+            }
+            if let received { continuation.resume(returning: received) }
+        }
+    }
 }
 
-/// A dispatch signal source kept alive in a lock.
-private struct SignalSource: @unchecked Sendable {
-    // @unchecked Sendable: Dispatch sources are thread-safe (Dispatch on Linux does not annotate them);
-    // this one is only stored, never touched again.
-    let source: any DispatchSourceSignal
-    init(_ source: any DispatchSourceSignal) { self.source = source }
+/// The process's limit on open file descriptors (`RLIMIT_NOFILE`).
+enum DescriptorLimit {
+    /// Raises the soft limit to the hard limit (on Darwin at most `OPEN_MAX`, what `setrlimit` accepts)
+    /// and returns the soft limit in effect afterwards; `nil` if it cannot be read. Each connection costs
+    /// the server one descriptor and each loaded partition two, so the default soft limit (often 1,024)
+    /// would cap a server far below what it can serve.
+    @discardableResult
+    static func raiseToHardLimit() -> UInt64? {
+        var limit = rlimit()
+        guard getrlimit(resource, &limit) == 0 else { return nil }
+        var target = limit.rlim_max
+        #if canImport(Darwin)
+            target = min(target, rlim_t(OPEN_MAX))
+        #endif
+        if limit.rlim_cur < target {
+            var raised = limit
+            raised.rlim_cur = target
+            if setrlimit(resource, &raised) == 0 { return UInt64(target) }
+        }
+        return UInt64(limit.rlim_cur)
+    }
+
+    #if canImport(Glibc)
+        private static let resource = __rlimit_resource_t(RLIMIT_NOFILE.rawValue)
+    #else
+        private static let resource = RLIMIT_NOFILE
+    #endif
 }
+
+/// The write end of `StopSignal`'s pipe, read by its signal handler (set once, before the handler is
+/// installed).
+nonisolated(unsafe) private var signalPipeWriteEnd: Int32 = -1

@@ -8,6 +8,10 @@ import SyncServer
     import Darwin
 #endif
 
+// First, before any other thread starts (they inherit the blocked signals): SIGINT and SIGTERM are taken
+// over long before the URL line is printed, so whoever reads it may stop the server at once.
+let stopSignal = StopSignal.install()
+
 func fail(_ message: String, status: Int32) -> Never {
     FileHandleOutput.standardError("sync-server: \(message)\n")
     exit(status)
@@ -26,6 +30,10 @@ if options.showHelp {
 }
 
 signal(SIGPIPE, SIG_IGN)
+// Before anything else can fail for lack of descriptors: each connection needs one, each loaded partition two.
+DescriptorLimit.raiseToHardLimit()
+// Dispatch takes the descriptors it needs now, so that running out later fails our calls, not its own.
+await StopSignal.prepareDispatch()
 var authentication = SyncServer.Authentication.anonymousAllowed
 if let path = options.apiKeysFile {
     do { authentication = .apiKeys(try APIKeysFile.load(path: path)) } catch { fail("\(error)", status: 1) }
@@ -51,8 +59,8 @@ let url = host.contains(":") ? "ws://[\(host)]:\(port)" : "ws://\(host):\(port)"
 FileHandleOutput.standardOutput("sync-server listening on \(url) (data: \(options.dataDirectory!))\n")
 
 // Wait for SIGINT or SIGTERM, then stop cleanly.
-let stopSignal = await StopSignal.wait()
-FileHandleOutput.standardError("sync-server: \(stopSignal == SIGINT ? "SIGINT" : "SIGTERM"): stopping\n")
+let received = await stopSignal.wait()
+FileHandleOutput.standardError("sync-server: \(received == SIGINT ? "SIGINT" : "SIGTERM"): stopping\n")
 await server.stop()
 await store.close()
 FileHandleOutput.standardOutput("sync-server stopped\n")

@@ -11,7 +11,8 @@ import Testing
 #endif
 
 /// The event loop with each poller: readiness reaches the handler, tasks and timers run on the loop's
-/// thread in order, and stopping ends the thread.
+/// thread in order, and stopping ends the thread. Timer order is checked with deadlines taken from one
+/// instant, never by racing two delays.
 @Suite(.timeLimit(.minutes(1))) struct EventLoopTests {
     final class PipeReader: EventLoopHandler, @unchecked Sendable {
         let descriptor: Int32
@@ -31,17 +32,17 @@ import Testing
         }
     }
 
-    static func pollers() -> [@Sendable () -> any Poller] {
+    static func pollers() -> [@Sendable () throws -> any Poller] {
         #if os(Linux)
-            return [{ PollPoller() }, { EpollPoller() }]
+            return [{ PollPoller() }, { try EpollPoller() }]
         #else
             return [{ PollPoller() }]
         #endif
     }
 
-    @Test("readiness, tasks and timers, with each poller", arguments: 0..<pollers().count)
-    func loop(poller index: Int) async throws {
-        let loop = EventLoop(name: "EventLoopTests", poller: Self.pollers()[index]())
+    @Test("readiness reaches the handler on the loop's thread, with each poller", arguments: 0..<pollers().count)
+    func readiness(poller index: Int) async throws {
+        let loop = try EventLoop(name: "EventLoopTests", poller: try Self.pollers()[index]())
         var ends: [Int32] = [0, 0]
         try #require(pipe(&ends) == 0)
         let readEnd = ends[0]
@@ -50,12 +51,12 @@ import Testing
             close(ends[0])
             close(ends[1])
         }
-        let order = Locked<[String]>([])
         let (readStream, readContinuation) = AsyncStream<Void>.makeStream()
         let reader = PipeReader(descriptor: ends[0]) { readContinuation.yield() }
+        let onLoop = Locked<Bool?>(nil)
         loop.execute {
             loop.register(readEnd, reader, readable: true, writable: false)
-            #expect(loop.inLoop)
+            onLoop.withLock { $0 = loop.inLoop }
         }
         #expect(!loop.inLoop)
         var bytes: [UInt8] = [7, 8, 9]
@@ -63,25 +64,76 @@ import Testing
         var reads = readStream.makeAsyncIterator()
         await reads.next()
         #expect(reader.received.withLock { $0 } == [7, 8, 9])
+        #expect(onLoop.withLock { $0 } == true)
+        loop.execute { loop.unregister(readEnd) }
+        await loop.stop()
+    }
 
+    @Test(
+        "due timers run in deadline order, a cancelled one never, one not yet due not yet",
+        arguments: 0..<pollers().count)
+    func timers(poller index: Int) async throws {
+        let loop = try EventLoop(name: "EventLoopTests", poller: try Self.pollers()[index]())
+        let order = Locked<[String]>([])
         let (done, finished) = AsyncStream<Void>.makeStream()
         loop.execute {
-            loop.schedule(after: .milliseconds(20)) {
+            // Deadlines from one instant, so a stalled thread cannot reorder them: whenever they run, the
+            // earlier deadline runs first, even when both are overdue by then.
+            let base = ContinuousClock.now
+            loop.schedule(at: base + .milliseconds(20)) {
                 order.withLock { $0.append("later") }
                 finished.yield()
             }
-            let cancelled = loop.schedule(after: .milliseconds(10)) { order.withLock { $0.append("cancelled") } }
-            loop.schedule(after: .milliseconds(1)) { order.withLock { $0.append("sooner") } }
+            let cancelled = loop.schedule(at: base + .milliseconds(10)) { order.withLock { $0.append("cancelled") } }
+            loop.schedule(at: base + .milliseconds(1)) { order.withLock { $0.append("sooner") } }
+            loop.schedule(at: base + .seconds(3600)) { order.withLock { $0.append("in an hour") } }
+            // Two already due when the loop next looks, scheduled in the opposite order of their deadlines.
+            loop.schedule(at: base - .milliseconds(1)) { order.withLock { $0.append("overdue b") } }
+            loop.schedule(at: base - .milliseconds(2)) { order.withLock { $0.append("overdue a") } }
             loop.cancelTimer(cancelled)
             order.withLock { $0.append("task") }
         }
         var doneIterator = done.makeAsyncIterator()
         await doneIterator.next()
-        #expect(order.withLock { $0 } == ["task", "sooner", "later"])
-        loop.execute { loop.unregister(readEnd) }
+        // A task handed over now runs after "later" (it was due and ran), before "in an hour".
+        let (probe, probed) = AsyncStream<Void>.makeStream()
+        loop.execute {
+            order.withLock { $0.append("probe") }
+            probed.yield()
+        }
+        var probeIterator = probe.makeAsyncIterator()
+        await probeIterator.next()
+        #expect(order.withLock { $0 } == ["task", "overdue a", "overdue b", "sooner", "later", "probe"])
         await loop.stop()
-        // After stop, tasks are dropped rather than run on a thread that is gone.
-        loop.execute { order.withLock { $0.append("after stop") } }
-        #expect(!order.withLock { $0 }.contains("after stop"))
+        #expect(!order.withLock { $0 }.contains("in an hour"))
+    }
+
+    /// Set when its instance is released.
+    final class Probe: Sendable {
+        let released: Locked<Bool>
+        init(_ released: Locked<Bool>) { self.released = released }
+        deinit { released.withLock { $0 = true } }
+    }
+
+    @Test("stop runs the tasks handed over before it; tasks handed over after it are released unrun")
+    func stop() async throws {
+        let loop = try EventLoop(name: "EventLoopTests")
+        let ran = Locked<[String]>([])
+        loop.execute { ran.withLock { $0.append("before stop") } }
+        await loop.stop()
+        #expect(ran.withLock { $0 } == ["before stop"])
+        // Dropped, not queued for a thread that is gone: the task (and what it holds) is released at once.
+        let released = Locked(false)
+        do {
+            let probe = Probe(released)
+            loop.execute { [probe] in
+                _ = probe
+                ran.withLock { $0.append("after stop") }
+            }
+        }
+        #expect(released.withLock { $0 })
+        #expect(ran.withLock { $0 } == ["before stop"])
+        // Stopping again returns at once.
+        await loop.stop()
     }
 }

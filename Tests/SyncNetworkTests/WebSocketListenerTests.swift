@@ -117,6 +117,41 @@ import Testing
         await listener.shutDown()
     }
 
+    @Test(
+        "a client that sends pings and never reads the pongs is dropped once they pass the hard limit; others carry on")
+    func pingFlood() async throws {
+        let limits = WebSocketLimits(outboundHardLimit: 256 << 10)
+        let listener = try await startListener(limits: limits)
+        let connection = WebSocketTransport().connect(to: .webSocket(host: "127.0.0.1", port: listener.port))
+        var events = connection.events.makeAsyncIterator()
+        #expect(await events.next() == .opened)
+        let port = listener.port
+        // Each batch: a large sync message (which the acceptor ignores) and then pings, so that the pongs that
+        // cross the limit are often answered in the same pass over the input as a large message.
+        let large = ClientMessage.upload(
+            Upload(
+                sessionID: 1,
+                changesets: [UploadChangeset(clientVersion: 1, data: [UInt8](repeating: 1, count: 80_000))]))
+        let pings =
+            clientFrame(opcode: 2, payload: large.encoded())
+            + (0..<100).flatMap { _ in clientFrame(opcode: 9, payload: [UInt8](repeating: 7, count: 125)) }
+        let dropped = try await offPool { () -> Bool in
+            let socket = try RawSocket(port: port, receiveBufferBytes: 4096)
+            try socket.upgrade()
+            let deadline = ContinuousClock.now + .seconds(30)
+            while ContinuousClock.now < deadline {
+                do { try socket.send(pings) } catch RawSocketError.failed { return true }
+            }
+            return false
+        }
+        #expect(dropped)
+        try await eventually("the listener to forget it") { await listener.openConnectionCount == 1 }
+        connection.send(.ping(id: 5))
+        #expect(await events.next() == .message(.pong(id: 5)))
+        connection.close()
+        await listener.shutDown()
+    }
+
     @Test("shutting down closes open connections with 1001 (going away)")
     func goingAway() async throws {
         let listener = try await startListener()

@@ -109,6 +109,53 @@ import Testing
         #expect(try await store.summaries(of: "good").count == 1)
         await store.close()
     }
+
+    @Test("unload closes a partition's file; summaries opens it again with everything appended before")
+    func unloadAndReload() async throws {
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let store = try FilePartitionStore(directory: directory)
+        _ = try await store.summaries(of: "p")
+        try await store.append([changeset(1), changeset(2)], to: "p")
+        #expect(store.openPartitionCount == 1)
+        await store.unload("p")
+        #expect(store.openPartitionCount == 0)
+        await store.unload("p")  // not open: nothing happens
+        #expect(try await store.summaries(of: "p").map(\.serverVersion) == [1, 2])
+        try await store.append([changeset(3)], to: "p")
+        #expect(try await store.read(1...3, of: "p") == [changeset(1), changeset(2), changeset(3)])
+        await store.close()
+    }
+
+    @Test("an embedded server on a file store: what was uploaded is served again after a restart on the same directory")
+    func embeddedServerRestart() async throws {
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        do {
+            let store = try FilePartitionStore(directory: directory)
+            let server = try await SyncServer.embedded(configuration: .init(store: store))
+            let writer = try await TestClient.welcomed(to: server)
+            _ = try await writer.bind(clientFileID: 1)
+            writer.upload(from: 1, [bytes(1), bytes(2, count: 300)])
+            #expect(try await writer.nextDownload().entries.count == 2)  // acknowledged: durable
+            await server.stop()
+            await store.close()
+        }
+        let store = try FilePartitionStore(directory: directory)
+        let server = try await SyncServer.embedded(configuration: .init(store: store))
+        let reader = try await TestClient.welcomed(to: server)
+        let downloads = try await reader.bind(clientFileID: 2)
+        #expect(
+            entries(of: downloads) == [
+                .changeset(serverVersion: 1, data: bytes(1)), .changeset(serverVersion: 2, data: bytes(2, count: 300)),
+            ])
+        // The writer's client file is still known: its next upload continues at client version 3.
+        let writer = try await TestClient.welcomed(to: server)
+        _ = try await writer.bind(2, clientFileID: 1, downloadedVersion: 2)
+        writer.upload(2, from: 3, [bytes(3)])
+        #expect(try await writer.nextDownload().entries == [.acknowledged(serverVersion: 3, clientVersion: 3)])
+        #expect(try await server.changesets(in: "p").map(\.data) == [bytes(1), bytes(2, count: 300), bytes(3)])
+        await server.stop()
+        await store.close()
+    }
 }
 
 /// Log events collected from any thread.

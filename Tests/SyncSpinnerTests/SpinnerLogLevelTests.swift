@@ -5,8 +5,8 @@ import Testing
 @Suite("sync-spinner --log-level", .timeLimit(.minutes(3)))
 struct SpinnerLogLevelTests {
     @Test("--log-level info: the engine's and the embedded server's info lines reach stderr, and the run succeeds")
-    func infoLinesOnStandardError() throws {
-        let run = try SpinnerProcess.run(["--log-level", "info", "--changesets", "3", "--size", "3000"])
+    func infoLinesOnStandardError() async throws {
+        let run = try await SpinnerProcess.run(["--log-level", "info", "--changesets", "3", "--size", "3000"])
         #expect(run.status == 0, "\(run.stderr)")
         let lines = run.stderr.split(separator: "\n")
         #expect(lines.contains { $0.contains(" info sync.client.connection: connecting to ") }, "\(run.stderr)")
@@ -17,8 +17,8 @@ struct SpinnerLogLevelTests {
     }
 
     @Test("at the default level (warn) a successful run logs nothing")
-    func quietByDefault() throws {
-        let run = try SpinnerProcess.run(["--changesets", "3", "--size", "3000"])
+    func quietByDefault() async throws {
+        let run = try await SpinnerProcess.run(["--changesets", "3", "--size", "3000"])
         #expect(run.status == 0, "\(run.stderr)")
         #expect(!run.stderr.contains("sync.client") && !run.stderr.contains("sync.server"), "\(run.stderr)")
     }

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import SyncSpinnerKit
@@ -13,24 +14,27 @@ import Testing
 @Suite("sync-spinner as a subprocess", .timeLimit(.minutes(3)))
 struct SpinnerProcessTests {
     @Test("a run without a terminal: exit 0, the summary, and no escape byte anywhere")
-    func plainRun() throws {
-        let run = try SpinnerProcess.run(["--changesets", "50", "--size", "2000000"])
+    func plainRun() async throws {
+        let run = try await SpinnerProcess.run(["--changesets", "50", "--size", "2000000"])
         #expect(run.status == 0, "\(run.stderr)")
         #expect(run.stdout.contains("synced 50 changesets, 2.0 MB in "))
         #expect(run.stdout.contains("the reader holds exactly what the writer wrote"))
         #expect(!run.stdout.contains("\u{1B}") && !run.stderr.contains("\u{1B}"))
+        // The last progress line and the summary give the same time, counted from the same start.
+        let last = try #require(run.stdout.firstMatch(of: #/\n(\d+\.\d+) s  ✓ /#)?.1, "\(run.stdout)")
+        let summary = try #require(run.stdout.firstMatch(of: #/MB in (\d+\.\d+) s \(/#)?.1, "\(run.stdout)")
+        #expect(last == summary)
     }
 
     @Test("--offline-for 1: the writer's connection goes disconnected → connecting → connected, then catches up")
-    func offline() throws {
-        let run = try SpinnerProcess.run(["--offline-for", "1", "--changesets", "20", "--size", "200000"])
+    func offline() async throws {
+        let run = try await SpinnerProcess.run(["--offline-for", "1", "--changesets", "20", "--size", "200000"])
         #expect(run.status == 0, "\(run.stderr)")
         let writerStates = run.stdout.split(separator: "\n").compactMap { line -> String? in
             line.hasPrefix("writer: ") ? String(line.dropFirst("writer: ".count)) : nil
         }
-        // The last disconnection (the offline period) is followed by connecting, then connected.
-        let lastDisconnected = try #require(writerStates.lastIndex(of: "disconnected"))
-        #expect(Array(writerStates[lastDisconnected...]) == ["disconnected", "connecting", "connected"])
+        // Opened suspended: it never connects before the offline period ends, then once, cleanly.
+        #expect(writerStates == ["disconnected", "connecting", "connected"])
         #expect(run.stdout.contains("synced 20 changesets"))
     }
 
@@ -40,16 +44,16 @@ struct SpinnerProcessTests {
             ["--bogus"], ["--changesets"], ["--changesets", "zero"], ["--timeout", "-1"], ["--server", "http://x:1"],
             ["--changesets", "10", "--size", "5"], ["--log-level", "loud"],
         ])
-    func badUsage(arguments: [String]) throws {
-        let run = try SpinnerProcess.run(arguments)
+    func badUsage(arguments: [String]) async throws {
+        let run = try await SpinnerProcess.run(arguments)
         #expect(run.status == 64)
         #expect(run.stdout.isEmpty)
         #expect(run.stderr.contains("usage: sync-spinner"))
     }
 
     @Test("--help lists every option with its default and exits 0")
-    func help() throws {
-        let run = try SpinnerProcess.run(["--help"])
+    func help() async throws {
+        let run = try await SpinnerProcess.run(["--help"])
         #expect(run.status == 0)
         for option in [
             "--changesets", "--size", "--seed", "--offline-for", "--timeout", "--keep", "--server", "--api-key",
@@ -60,61 +64,94 @@ struct SpinnerProcessTests {
         #expect(run.stdout.components(separatedBy: "(default:").count - 1 >= 9)
     }
 
-    @Test("--server: syncs through a running sync-server over WebSocket, with an API key, and exits 0")
-    func throughSyncServer() throws {
-        let data = FileManager.default.temporaryDirectory.appendingPathComponent("spinner-server-\(UUID())")
-        defer { try? FileManager.default.removeItem(at: data) }
+    /// A `sync-server` with a keys file allowing `spinner-key` to sync `sync-spinner/*`, and its port.
+    func keyedServer(_ data: URL) async throws -> (ChildProcess, Int) {
         try FileManager.default.createDirectory(at: data, withIntermediateDirectories: true)
         let keys = data.appendingPathComponent("keys")
         try "spinner-key sync-spinner/*\n".write(to: keys, atomically: true, encoding: .utf8)
-        let server = Process()
-        server.executableURL = SpinnerProcess.executable.deletingLastPathComponent().appendingPathComponent(
-            "sync-server")
-        server.arguments = ["--port", "0", "--data", data.appendingPathComponent("logs").path, "--api-keys", keys.path]
-        let output = Pipe()
-        server.standardOutput = output
-        try server.run()
-        defer {
-            kill(server.processIdentifier, SIGTERM)
-            server.waitUntilExit()
+        let server = try ChildProcess(
+            syncServer: ["--port", "0", "--data", data.appendingPathComponent("logs").path, "--api-keys", keys.path])
+        do {
+            return (server, try await server.port())
+        } catch {
+            _ = try? await server.stop(SIGKILL)
+            throw error
         }
-        // The first line names the port (a blocking read: the server prints it at once or fails).
-        var line = Data()
-        while !line.contains(10) {
-            let chunk = output.fileHandleForReading.availableData
-            guard !chunk.isEmpty else { break }
-            line.append(chunk)
+    }
+
+    @Test("--server: syncs through a running sync-server over WebSocket, with an API key, and exits 0")
+    func throughSyncServer() async throws {
+        let data = FileManager.default.temporaryDirectory.appendingPathComponent("spinner-server-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: data) }
+        let (server, port) = try await keyedServer(data)
+        // The server is stopped whatever happened to the run.
+        let run: Swift.Result<SpinnerProcess.Result, any Error>
+        do {
+            run = .success(
+                try await SpinnerProcess.run([
+                    "--server", "ws://127.0.0.1:\(port)", "--api-key", "spinner-key", "--changesets", "30", "--size",
+                    "1000000",
+                ]))
+        } catch {
+            run = .failure(error)
         }
-        let text = String(decoding: line, as: UTF8.self)
-        let port = try #require(text.firstMatch(of: /ws:\/\/127\.0\.0\.1:(\d+)/).map { String($0.1) }, "\(text)")
-        let run = try SpinnerProcess.run([
-            "--server", "ws://127.0.0.1:\(port)", "--api-key", "spinner-key", "--changesets", "30", "--size", "1000000",
-        ])
-        #expect(run.status == 0, "\(run.stderr)")
-        #expect(run.stdout.contains("through ws://127.0.0.1:\(port)") || run.stdout.contains("ws://127.0.0.1:\(port)"))
-        #expect(run.stdout.contains("the reader holds exactly what the writer wrote"))
+        #expect(try await server.stop(SIGTERM) == 0)
+        let result = try run.get()
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.contains("through ws://127.0.0.1:\(port)"))
+        #expect(result.stdout.contains("the reader holds exactly what the writer wrote"))
+    }
+
+    @Test(
+        "a fatal sync error (an API key the server refuses) prints the typed error and exits 1, long before --timeout")
+    func fatalSyncError() async throws {
+        let data = FileManager.default.temporaryDirectory.appendingPathComponent("spinner-server-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: data) }
+        let (server, port) = try await keyedServer(data)
+        let run: Swift.Result<SpinnerProcess.Result, any Error>
+        do {
+            run = .success(
+                try await SpinnerProcess.run(
+                    [
+                        "--server", "ws://127.0.0.1:\(port)", "--api-key", "not-a-key", "--changesets", "5",
+                        "--timeout",
+                        "600",
+                    ], deadline: .seconds(60)))
+        } catch {
+            run = .failure(error)
+        }
+        #expect(try await server.stop(SIGTERM) == 0)
+        let result = try run.get()
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("failed: authentication failed"), "\(result.stderr)")
+        #expect(!result.stderr.contains("timed out"))
+        #expect(!result.stdout.contains("synced"))
     }
 
     @Test("an unreachable server is a clear error and exit 1 within --timeout")
-    func unreachableServer() throws {
+    func unreachableServer() async throws {
         let port = try closedPort()
-        let run = try SpinnerProcess.run(["--server", "ws://127.0.0.1:\(port)", "--timeout", "3", "--changesets", "5"])
+        let run = try await SpinnerProcess.run([
+            "--server", "ws://127.0.0.1:\(port)", "--timeout", "3", "--changesets", "5",
+        ])
         #expect(run.status == 1)
         #expect(run.stderr.contains("timed out after 3.0 s"))
         #expect(run.stderr.contains("connection failed"))
     }
 
     @Test("SIGINT and SIGTERM: what was synced so far, exit 130 and 143", arguments: [[SIGINT, 130], [SIGTERM, 143]])
-    func interrupted(signalAndStatus: [Int32]) throws {
+    func interrupted(signalAndStatus: [Int32]) async throws {
         let (signal, status) = (signalAndStatus[0], signalAndStatus[1])
-        let run = try SpinnerProcess.run(["--offline-for", "60", "--changesets", "5"], signalAfterFirstLine: signal)
+        let run = try await SpinnerProcess.run(
+            ["--offline-for", "60", "--changesets", "5"],
+            trigger: ChildProcess.SignalTrigger(signal) { $0.count { $0 == "\n" } >= 2 })
         #expect(run.status == status)
         #expect(run.stderr.contains("interrupted: the reader holds 0 of 5 changesets"))
     }
 
     @Test("--keep keeps the directory and says where")
-    func keep() throws {
-        let kept = try SpinnerProcess.run(["--keep", "--changesets", "3", "--size", "3000"])
+    func keep() async throws {
+        let kept = try await SpinnerProcess.run(["--keep", "--changesets", "3", "--size", "3000"])
         #expect(kept.status == 0)
         let line = try #require(kept.stderr.split(separator: "\n").first { $0.hasPrefix("sync-spinner: kept ") })
         let path = String(line.dropFirst("sync-spinner: kept ".count))
@@ -125,12 +162,12 @@ struct SpinnerProcessTests {
     @Test(
         "on a terminal: one line redrawn in place, cursor hidden while drawing and shown at exit, never wider than the terminal"
     )
-    func terminalMode() throws {
+    func terminalMode() async throws {
         // `script` gives the spinner a pseudo-terminal (80 columns here) and records what it wrote.
         let transcript = FileManager.default.temporaryDirectory.appendingPathComponent("spinner-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: transcript) }
         let command = "stty cols 60; \(SpinnerProcess.executable.path) --changesets 40 --size 4000000 --offline-for 0.5"
-        let run = try SpinnerProcess.run(
+        let run = try await SpinnerProcess.run(
             ["-qec", command, transcript.path], executable: URL(fileURLWithPath: "/usr/bin/script"))
         #expect(run.status == 0, "\(run.stderr)")
         let output = String(decoding: try Data(contentsOf: transcript), as: UTF8.self)
@@ -152,6 +189,37 @@ struct SpinnerProcessTests {
         #expect(output.contains("synced 40 changesets"))
     }
 
+    @Test("on a terminal resized while it runs (SIGWINCH): the line is redrawn to the new width")
+    func resize() async throws {
+        // `script` gives the spinner a pseudo-terminal 60 columns wide; once the transcript shows the spinner
+        // drawing (it hides the cursor first: ESC [?25l, made with printf so that the command line that script
+        // copies into the transcript does not match), `stty cols 40` resizes it, and the terminal's
+        // foreground processes (the spinner) get SIGWINCH.
+        let transcript = FileManager.default.temporaryDirectory.appendingPathComponent("spinner-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: transcript) }
+        let command = """
+            stty cols 60; \(SpinnerProcess.executable.path) --changesets 40 --size 4000000 --offline-for 3 & \
+            p=$(printf '\\033[?25l'); i=0; until grep -qF "$p" '\(transcript.path)' 2>/dev/null || [ $i -ge 1200 ]; \
+            do sleep 0.05; \
+            i=$((i+1)); done; stty cols 40; wait $!
+            """
+        let run = try await SpinnerProcess.run(
+            ["-qefc", command, transcript.path], executable: URL(fileURLWithPath: "/usr/bin/script"))
+        #expect(run.status == 0, "\(run.stderr)")
+        let output = String(decoding: try Data(contentsOf: transcript), as: UTF8.self)
+        // The visible width of each redraw of the status line, in order.
+        let widths = output.components(separatedBy: "\u{1B}[2K").dropFirst().compactMap { segment -> Int? in
+            let line = segment.components(separatedBy: "\r").first ?? ""
+            guard !line.contains("\n") else { return nil }
+            return StatusLine.visibleWidth(line.replacingOccurrences(of: "\u{1B}[?25h", with: ""))
+        }
+        // The status line is wider than both: cut to 59 columns, then to 39 after the resize, never back.
+        let narrowed = try #require(widths.firstIndex(of: 39), "\(widths)")
+        #expect(widths[..<narrowed].contains(59), "\(widths)")
+        #expect(widths[narrowed...].allSatisfy { $0 <= 39 }, "\(widths)")
+        #expect(output.contains("synced 40 changesets"))
+    }
+
     /// A loopback port nothing listens on: bound, then closed.
     private func closedPort() throws -> Int {
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
@@ -170,7 +238,8 @@ struct SpinnerProcessTests {
     }
 }
 
-/// Runs the built `sync-spinner` with pipes for its output and a generous deadline.
+/// Runs the built `sync-spinner` (or another executable) as a child process with pipes for its output,
+/// waiting for it with a deadline, off the cooperative pool (see `ChildProcess`).
 enum SpinnerProcess {
     struct Result {
         var status: Int32
@@ -178,81 +247,24 @@ enum SpinnerProcess {
         var stderr: String
     }
 
-    struct TimedOut: Error {}
-
     /// The executable next to the test bundle (`swift build --build-tests` builds it: the test target
     /// depends on it).
-    static var executable: URL {
-        let directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-        let beside = directory.appendingPathComponent("sync-spinner")
-        if FileManager.default.fileExists(atPath: beside.path) { return beside }
-        return directory.deletingLastPathComponent().appendingPathComponent("sync-spinner")
-    }
+    static var executable: URL { ChildProcess.built("sync-spinner") }
 
+    /// Runs `executable` with `arguments` in this process's environment without `NO_COLOR` (plus
+    /// `environment`), and returns how it ended once it exited, at most `deadline` from now.
     static func run(
         _ arguments: [String],
         executable: URL = SpinnerProcess.executable,
-        signalAfterFirstLine signal: Int32? = nil,
+        environment: [String: String] = [:],
+        trigger: ChildProcess.SignalTrigger? = nil,
         deadline: Duration = .seconds(120)
-    ) throws -> Result {
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = arguments
-        var environment = ProcessInfo.processInfo.environment
-        environment["NO_COLOR"] = nil
-        process.environment = environment
-        let output = Pipe()
-        let errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        process.standardInput = FileHandle.nullDevice
-        let collected = OutputCollector()
-        output.fileHandleForReading.readabilityHandler = { handle in collected.append(handle.availableData, to: .stdout)
-        }
-        errors.fileHandleForReading.readabilityHandler = { handle in collected.append(handle.availableData, to: .stderr)
-        }
-        try process.run()
-        let start = ContinuousClock.now
-        var signalled = false
-        while process.isRunning {
-            if ContinuousClock.now - start > deadline {
-                process.terminate()
-                throw TimedOut()
-            }
-            if let signal, !signalled, collected.stdoutLineCount >= 2 {
-                kill(process.processIdentifier, signal)
-                signalled = true
-            }
-            Thread.sleep(forTimeInterval: 0.01)
-        }
-        process.waitUntilExit()
-        output.fileHandleForReading.readabilityHandler = nil
-        errors.fileHandleForReading.readabilityHandler = nil
-        collected.append(output.fileHandleForReading.readDataToEndOfFile(), to: .stdout)
-        collected.append(errors.fileHandleForReading.readDataToEndOfFile(), to: .stderr)
-        return Result(status: process.terminationStatus, stdout: collected.stdout, stderr: collected.stderr)
+    ) async throws -> Result {
+        var inherited = ProcessInfo.processInfo.environment
+        inherited["NO_COLOR"] = nil
+        inherited.merge(environment) { $1 }
+        let child = try ChildProcess(executable, arguments, environment: inherited, trigger: trigger)
+        let status = try await child.waitForExit(deadline: deadline)
+        return Result(status: status, stdout: child.stdout, stderr: child.stderr)
     }
-}
-
-/// Output gathered from the readability handlers' threads.
-final class OutputCollector: @unchecked Sendable {
-    // @unchecked Sendable: every access goes through `lock`.
-    enum Stream { case stdout, stderr }
-
-    private let lock = NSLock()
-    private var stdoutData = Data()
-    private var stderrData = Data()
-
-    func append(_ chunk: Data, to stream: Stream) {
-        lock.withLock {
-            switch stream {
-            case .stdout: stdoutData.append(chunk)
-            case .stderr: stderrData.append(chunk)
-            }
-        }
-    }
-
-    var stdout: String { lock.withLock { String(decoding: stdoutData, as: UTF8.self) } }
-    var stderr: String { lock.withLock { String(decoding: stderrData, as: UTF8.self) } }
-    var stdoutLineCount: Int { lock.withLock { stdoutData.filter { $0 == 10 }.count } }
 }

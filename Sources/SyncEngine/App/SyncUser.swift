@@ -83,6 +83,11 @@ public final class SyncUser: Sendable, Hashable {
     /// Opens (or returns the already open) session for `partition` and starts syncing it. An inactive
     /// session (suspended or closed) is resumed, as Realm revives a session when its Realm opens again.
     ///
+    /// With `suspended: true` a session that opens now starts `.inactive`, as if `suspend()` had been
+    /// called before it could connect: it never connects or binds until `resume()`, and it can be written
+    /// to (offline) meanwhile. An already open session is returned as it is (neither resumed nor
+    /// suspended).
+    ///
     /// Opening reads the partition's local store, off the cooperative pool and outside any lock other
     /// sessions need: what was written before and not acknowledged is uploaded again, and what was
     /// downloaded before is not downloaded again. A final write torn by a crash is cut and reported on
@@ -92,7 +97,7 @@ public final class SyncUser: Sendable, Hashable {
     ///   `.storeInUse` when another app has the store open; `.storeCorrupted` or `.storageFailure` if the
     ///   local store cannot be opened, and `.storeInUse` while `SyncApp.deleteLocalFiles(for:partition:)`
     ///   deletes it; `.appClosed` after `logOut()` or `SyncApp.close()`.
-    public func openSession(partition: String) async throws(SyncError) -> SyncSession {
+    public func openSession(partition: String, suspended: Bool = false) async throws(SyncError) -> SyncSession {
         guard !partition.isEmpty else { throw .invalidArgument("a partition name must not be empty") }
         guard partition.utf8.count <= Self.maximumPartitionNameBytes else {
             throw .invalidArgument("a partition name must have at most \(Self.maximumPartitionNameBytes) bytes")
@@ -103,7 +108,7 @@ public final class SyncUser: Sendable, Hashable {
             if let slot = registry.slots[partition] { return slot }
             let task = Task { () async throws -> SyncSession in
                 do throws(SyncError) {
-                    return try await self.makeSession(partition: partition)
+                    return try await self.makeSession(partition: partition, suspended: suspended)
                 } catch {
                     self.registry.withLock { registry in
                         if case .opening? = registry.slots[partition] { registry.slots[partition] = nil }
@@ -122,7 +127,7 @@ public final class SyncUser: Sendable, Hashable {
         switch slot {
         case .open(let open):
             session = open
-            if session.state.value == .inactive { session.resume() }
+            if session.state.value == .inactive && !suspended { session.resume() }
         case .opening(let task):
             do {
                 session = try await task.value
@@ -267,7 +272,7 @@ public final class SyncUser: Sendable, Hashable {
         statePublisher.drain()
     }
 
-    private func makeSession(partition: String) async throws(SyncError) -> SyncSession {
+    private func makeSession(partition: String, suspended: Bool) async throws(SyncError) -> SyncSession {
         let path = directory.appendingPathComponent(Self.fileName(for: partition)).path
         let (store, synced, discardedBytes) = try await LocalStore.open(
             path: path, fileSystem: configuration.fileSystem, newClientFileID: { UInt64.random(in: 1...UInt64.max) })
@@ -298,7 +303,7 @@ public final class SyncUser: Sendable, Hashable {
         let engineReference = WeakReference<SessionEngine>()
         let logger = errorSink.logger
         let controller = SessionController(
-            stopPolicy: configuration.stopPolicy, executor: sessionExecutor,
+            stopPolicy: configuration.stopPolicy, suspended: suspended, executor: sessionExecutor,
             log: { state in logger.log(.info, LogCategory.session, "\(partition): \(state)") }
         ) {
             guard let engine = engineReference.object else { return }

@@ -10,14 +10,17 @@ final class SessionController: Sendable {
     /// Logs each new state.
     private let log: @Sendable (SessionState) -> Void
 
+    /// A controller starting `.active`, or `.inactive` when `suspended`.
     init(
         stopPolicy: StopPolicy,
+        suspended: Bool = false,
         executor: any StreamExecutor,
         log: @escaping @Sendable (SessionState) -> Void = { _ in },
         onChange: @escaping @Sendable () -> Void
     ) {
-        machine = Locked(SessionStateMachine(stopPolicy: stopPolicy))
-        publisher = OrderedPublisher(.active, executor: executor)
+        let machine = SessionStateMachine(stopPolicy: stopPolicy, suspended: suspended)
+        self.machine = Locked(machine)
+        publisher = OrderedPublisher(machine.state, executor: executor)
         self.log = log
         self.onChange = onChange
     }

@@ -27,7 +27,11 @@ struct SessionStateMachine: Sendable {
     private(set) var isShutDown = false
     let stopPolicy: StopPolicy
 
-    init(stopPolicy: StopPolicy) { self.stopPolicy = stopPolicy }
+    /// A machine in `.active`, or in `.inactive` when `suspended` (as after `suspend`).
+    init(stopPolicy: StopPolicy, suspended: Bool = false) {
+        self.stopPolicy = stopPolicy
+        if suspended { state = .inactive }
+    }
 
     /// Applies `event`; returns the new state if it changed.
     mutating func handle(_ event: Event) -> SessionState? {

@@ -17,13 +17,31 @@ protocol EventLoopHandler: AnyObject {
 ///
 /// Everything registered with a loop — handlers, interests, timers — is touched only on its thread; other
 /// threads reach it through `execute`. Handlers must never block: sockets are non-blocking, and file or
-/// DNS work happens elsewhere. One loop serves every client connection of a process (`EventLoop.shared`);
+/// DNS work happens elsewhere. One loop serves every client connection of a process (`EventLoop.shared()`);
 /// each networked server has one of its own.
+///
+/// Starting a loop needs two descriptors (its wake-up pipe) and, on Linux, an epoll instance: when the
+/// process is out of descriptors, `init` throws `NetworkError.systemCall` rather than crashing.
 final class EventLoop: @unchecked Sendable {
     // @unchecked Sendable: `pending` is locked; every other stored property is confined to the loop's thread.
 
-    /// The loop client connections share; started on first use, never stopped.
-    static let shared = EventLoop(name: "SyncNetwork.client-loop")
+    private static let sharedLoop = Locked<EventLoop?>(nil)
+
+    /// The loop client connections share: started on first use, never stopped. When it cannot be started
+    /// (no descriptors left), throws, and the next call tries again.
+    static func shared() throws(NetworkError) -> EventLoop {
+        let result = sharedLoop.withLock { loop -> Result<EventLoop, NetworkError> in
+            if let loop { return .success(loop) }
+            do throws(NetworkError) {
+                let started = try EventLoop(name: "SyncNetwork.client-loop")
+                loop = started
+                return .success(started)
+            } catch {
+                return .failure(error)
+            }
+        }
+        return try result.get()
+    }
 
     private struct Timer {
         var deadline: ContinuousClock.Instant
@@ -42,19 +60,25 @@ final class EventLoop: @unchecked Sendable {
     private let threadID = Locked<pthread_t?>(nil)
     /// One read buffer for every socket on the loop (they are read one at a time, on its thread), so a
     /// connection costs no buffer of its own while it is idle.
-    let readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 16)
+    let readBuffer: UnsafeMutableRawBufferPointer
 
-    /// Starts a loop on a new thread named `name`.
-    init(name: String, poller: (any Poller)? = nil) {
+    /// Starts a loop on a new thread named `name`, waiting with `poller` (default: epoll on Linux, `poll`
+    /// elsewhere).
+    ///
+    /// - Throws: `NetworkError.systemCall` when the wake-up pipe or the epoll instance cannot be created
+    ///   (typically `EMFILE`: the process is out of descriptors); nothing is left open then.
+    init(name: String, poller: (any Poller)? = nil) throws(NetworkError) {
         #if os(Linux)
-            self.poller = poller ?? EpollPoller()
+            if let poller { self.poller = poller } else { self.poller = try EpollPoller() }
         #else
             self.poller = poller ?? PollPoller()
         #endif
         var ends: [Int32] = [0, 0]
-        precondition(pipe(&ends) == 0, "pipe failed: errno \(errno)")
+        guard pipe(&ends) == 0 else { throw .systemCall("pipe", errno) }
         wakeReader = ends[0]
         wakeWriter = ends[1]
+        // Allocated once nothing can throw any more (a failed init runs no deinit).
+        readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 16)
         for descriptor in ends { Socket.configure(descriptor, nonBlocking: true) }
         self.poller.add(wakeReader, readable: true, writable: false)
         let thread = Thread { [self] in run() }
@@ -109,8 +133,15 @@ final class EventLoop: @unchecked Sendable {
     /// Runs `work` on the loop at or after `delay` from now; the returned id cancels it.
     @discardableResult
     func schedule(after delay: Duration, _ work: @escaping () -> Void) -> UInt64 {
+        schedule(at: .now + delay, work)
+    }
+
+    /// Runs `work` on the loop at or after `deadline`; the returned id cancels it. Timers due together run
+    /// in deadline order (those with equal deadlines in the order they were scheduled).
+    @discardableResult
+    func schedule(at deadline: ContinuousClock.Instant, _ work: @escaping () -> Void) -> UInt64 {
         nextTimerID += 1
-        timers.append(Timer(deadline: .now + delay, id: nextTimerID, work: work))
+        timers.append(Timer(deadline: deadline, id: nextTimerID, work: work))
         return nextTimerID
     }
 
@@ -183,7 +214,7 @@ final class EventLoop: @unchecked Sendable {
     private func runDueTimers() {
         guard !timers.isEmpty else { return }
         let now = ContinuousClock.now
-        let due = timers.filter { $0.deadline <= now }.sorted { $0.deadline < $1.deadline }
+        let due = timers.filter { $0.deadline <= now }.sorted { ($0.deadline, $0.id) < ($1.deadline, $1.id) }
         guard !due.isEmpty else { return }
         timers.removeAll { $0.deadline <= now }
         for timer in due { timer.work() }

@@ -60,9 +60,10 @@ final class PollPoller: Poller {
         private let epoll: Int32
         private var events = [epoll_event](repeating: epoll_event(), count: 512)
 
-        init() {
+        /// - Throws: `NetworkError.systemCall` when the epoll instance cannot be created (`EMFILE`…).
+        init() throws(NetworkError) {
             epoll = epoll_create1(Int32(EPOLL_CLOEXEC))
-            precondition(epoll >= 0, "epoll_create1 failed: errno \(errno)")
+            guard epoll >= 0 else { throw .systemCall("epoll_create1", errno) }
         }
 
         deinit { Glibc.close(epoll) }

@@ -12,8 +12,11 @@ import SyncWire
 /// opening handshake, and hands the upgraded connections to `acceptor`.
 ///
 /// Connections the acceptor refuses (the server is stopped or at its connection limit) are closed with
-/// 1013 (try again later). `shutDown()` stops accepting, closes every connection with 1001 (going away)
-/// — waiting for each close handshake at most `limits.closeTimeout` — and stops the loop.
+/// 1013 (try again later). An open connection that sends nothing for `limits.idleTimeout` is dropped
+/// (checked every quarter of it). When `accept` fails for lack of descriptors (`EMFILE`, `ENFILE`) the
+/// listener stops accepting for 100 ms instead of spinning; open connections are not affected.
+/// `shutDown()` stops accepting, closes every connection with 1001 (going away) — waiting for each close
+/// handshake at most `limits.closeTimeout` — and stops the loop.
 package final class WebSocketListener: EventLoopHandler, @unchecked Sendable {
     // @unchecked Sendable: `channels`, `descriptor` and the handler method are confined to the loop's
     // thread; `goingAway` is locked.
@@ -32,21 +35,25 @@ package final class WebSocketListener: EventLoopHandler, @unchecked Sendable {
     private var channels: [ObjectIdentifier: WebSocketChannel] = [:]
     private let goingAway = Locked(false)
     private var drained: [CheckedContinuation<Void, Never>] = []
+    /// The outbound queues of open connections, and the largest of those that ended (any thread).
+    private let outbound = Locked<(open: [ObjectIdentifier: OutboundBudget], endedPeak: Int)>(([:], 0))
 
     private init(
-        host: String, port: Int, descriptor: Int32, limits: WebSocketLimits, acceptor: any SyncConnectionAcceptor
+        host: String, port: Int, descriptor: Int32, limits: WebSocketLimits, acceptor: any SyncConnectionAcceptor,
+        loop: EventLoop
     ) {
         self.host = host
         self.port = port
         self.descriptor = descriptor
         self.limits = limits
         self.acceptor = acceptor
-        loop = EventLoop(name: "SyncNetwork.server-loop")
+        self.loop = loop
     }
 
     /// Listens on `host:port` (port 0: any free port) and starts accepting.
     ///
-    /// - Throws: `NetworkError` when the host cannot be resolved or the port cannot be bound.
+    /// - Throws: `NetworkError` when the host cannot be resolved, the port cannot be bound, or the loop
+    ///   cannot be started (out of descriptors).
     package static func start(
         host: String, port: Int, limits: WebSocketLimits, acceptor: any SyncConnectionAcceptor
     ) async throws(NetworkError) -> WebSocketListener {
@@ -65,10 +72,36 @@ package final class WebSocketListener: EventLoopHandler, @unchecked Sendable {
             }
         }
         let (descriptor, actualPort) = try bound.get()
+        let loop: EventLoop
+        do {
+            loop = try EventLoop(name: "SyncNetwork.server-loop")
+        } catch {
+            Socket.close(descriptor)
+            throw error
+        }
         let listener = WebSocketListener(
-            host: host, port: actualPort, descriptor: descriptor, limits: limits, acceptor: acceptor)
-        listener.loop.execute { listener.loop.register(descriptor, listener, readable: true, writable: false) }
+            host: host, port: actualPort, descriptor: descriptor, limits: limits, acceptor: acceptor, loop: loop)
+        listener.loop.execute {
+            listener.loop.register(descriptor, listener, readable: true, writable: false)
+            listener.scheduleIdleCheck()
+        }
         return listener
+    }
+
+    // MARK: Idle connections (on the loop)
+
+    private func scheduleIdleCheck() {
+        let interval = max(limits.idleTimeout / 4, .milliseconds(10))
+        loop.schedule(after: interval) { [weak self] in self?.dropIdleConnections() }
+    }
+
+    private func dropIdleConnections() {
+        let now = ContinuousClock.now
+        let timeout = limits.idleTimeout
+        for channel in channels.values where channel.isOpen && now - channel.lastReceived >= timeout {
+            channel.abort("nothing was received for \(timeout)")
+        }
+        scheduleIdleCheck()
     }
 
     // MARK: Accepting (on the loop)
@@ -105,6 +138,7 @@ package final class WebSocketListener: EventLoopHandler, @unchecked Sendable {
         let id = ObjectIdentifier(connection)
         connections[id] = connection
         channels[id] = channel
+        outbound.withLock { $0.open[id] = connection.budget }
         channel.start()
     }
 
@@ -134,6 +168,11 @@ package final class WebSocketListener: EventLoopHandler, @unchecked Sendable {
 
     private func forget(_ connection: WebSocketServerConnection) {
         let id = ObjectIdentifier(connection)
+        outbound.withLock { outbound in
+            if let budget = outbound.open.removeValue(forKey: id) {
+                outbound.endedPeak = max(outbound.endedPeak, budget.peak)
+            }
+        }
         connections[id] = nil
         channels[id] = nil
         if channels.isEmpty {
@@ -175,6 +214,12 @@ package final class WebSocketListener: EventLoopHandler, @unchecked Sendable {
             }
         }
         await loop.stop()
+    }
+
+    /// The most bytes of messages ever queued at once for one connection, over every connection so far
+    /// (open or ended): what a slow reader cost the server at worst.
+    package var peakOutboundQueueBytes: Int {
+        outbound.withLock { outbound in max(outbound.endedPeak, outbound.open.values.map(\.peak).max() ?? 0) }
     }
 
     /// How many connections are open (handshaking ones included).

@@ -18,7 +18,8 @@ final class WebSocketServerConnection: SyncServerConnection, WebSocketChannelDel
     private let loop: EventLoop
     private let limits: WebSocketLimits
     private let queue: MessageQueue<ClientMessage>
-    private let budget: OutboundBudget
+    /// The messages queued for the client and not yet written.
+    let budget: OutboundBudget
     private let goingAway: @Sendable () -> Bool
     private var channel: WebSocketChannel?
     private var onEnd: ((WebSocketServerConnection) -> Void)?
@@ -52,6 +53,8 @@ final class WebSocketServerConnection: SyncServerConnection, WebSocketChannelDel
         let size = header.count + payload.count
         guard let queued = budget.add(size) else { return }
         if queued > limits.outboundHardLimit {
+            // Nothing more is queued for it from now on (sends racing with the abort are dropped).
+            budget.finish()
             let limit = limits.outboundHardLimit
             loop.execute { [self] in
                 channel?.abort("the client did not read: \(queued) bytes were queued, the limit is \(limit)")

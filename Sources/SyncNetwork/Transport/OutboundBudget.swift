@@ -6,6 +6,7 @@ import SyncStreams
 final class OutboundBudget: Sendable {
     private struct State {
         var queued = 0
+        var peak = 0
         var finished = false
         var waiters: [CheckedContinuation<Void, Never>] = []
     }
@@ -20,6 +21,7 @@ final class OutboundBudget: Sendable {
         state.withLock { state in
             guard !state.finished else { return nil }
             state.queued += count
+            state.peak = max(state.peak, state.queued)
             return state.queued
         }
     }
@@ -46,6 +48,9 @@ final class OutboundBudget: Sendable {
     }
 
     var queued: Int { state.withLock { $0.queued } }
+
+    /// The most bytes ever queued at once.
+    var peak: Int { state.withLock { $0.peak } }
 
     func waitUntilBelowLowWater() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in

@@ -5,7 +5,7 @@ import SyncWire
 /// message per WebSocket binary message.
 ///
 /// `.webSocket(host:port:)` endpoints connect for real: the host is resolved off the event loop, the
-/// socket is non-blocking on `EventLoop.shared` (one thread for all of a process's client connections),
+/// socket is non-blocking on `EventLoop.shared()` (one thread for all of a process's client connections),
 /// and the upgrade is checked (`Sec-WebSocket-Accept`). `.inProcess` endpoints are served by an
 /// `InMemoryTransport`, so one transport reaches both kinds of server.
 ///
@@ -14,6 +14,8 @@ import SyncWire
 /// connection ends (the server's close code and reason in the text); `.closed(.malformedFrame)` when the
 /// server broke the WebSocket or sync protocol (this side closes with 1002, 1007 or 1009 first).
 /// Receiving is bounded: past `limits.inboundHighWater` bytes of unread messages the socket is not read.
+/// When the event loop cannot be started (the process is out of descriptors) the connection reports
+/// `.closed(.refused)` at once, and the next attempt tries again.
 public struct WebSocketTransport: SyncTransport {
     /// The limits of each connection.
     public var limits: WebSocketLimits
@@ -28,7 +30,13 @@ public struct WebSocketTransport: SyncTransport {
         case .inProcess:
             return inProcess.connect(to: endpoint)
         case .webSocket(let host, let port):
-            let connection = WebSocketClientConnection(loop: .shared, limits: limits)
+            let loop: EventLoop
+            do {
+                loop = try EventLoop.shared()
+            } catch {
+                return RefusedClientConnection(reason: "cannot start the network event loop: \(error)")
+            }
+            let connection = WebSocketClientConnection(loop: loop, limits: limits)
             let limits = limits
             DispatchQueue.global().async {
                 connection.start(host: host, port: port, limits: limits)

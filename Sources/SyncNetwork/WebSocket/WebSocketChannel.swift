@@ -8,6 +8,8 @@
 /// - Reads at most 1 MiB per wakeup (fairness between connections); stops reading while the delegate says
 ///   it holds too much (`received` returns `false`), so TCP slows a fast sender down.
 /// - Answers pings with pongs; text messages are refused with 1003 (the sync protocol is binary).
+/// - Control frames and handshake text queued but not written (a peer that pings and never reads) are
+///   bounded by `limits.outboundHardLimit`: past it the connection is dropped.
 /// - A peer's protocol violation fails the connection: a close frame with the violation's code, then
 ///   the socket is closed.
 /// - Close handshake: the side that closes sends a close frame and waits (at most `closeTimeout`) for the
@@ -40,6 +42,10 @@ final class WebSocketChannel: EventLoopHandler, @unchecked Sendable {
     private var output: [Chunk] = []
     private var outputHead = 0
     private var outputOffset = 0
+    /// Bytes of chunks in `output` that are not counted for the delegate (control frames, handshake text).
+    private var uncountedQueued = 0
+    /// When bytes last arrived (or the channel was made): what an idle check compares against.
+    private(set) var lastReceived = ContinuousClock.now
     private var readPaused = false
     private var writeInterest = false
     private var closeSent = false
@@ -89,8 +95,20 @@ final class WebSocketChannel: EventLoopHandler, @unchecked Sendable {
     func send(_ bytes: [UInt8], counted: Bool) {
         guard phase != .closed else { return }
         output.append(Chunk(bytes: bytes, counted: counted))
+        if !counted {
+            uncountedQueued += bytes.count
+            if uncountedQueued > limits.outboundHardLimit {
+                abort(
+                    "the peer did not read: \(uncountedQueued) bytes of control frames were queued, the limit is "
+                        + "\(limits.outboundHardLimit)")
+                return
+            }
+        }
         flush()
     }
+
+    /// Whether the opening handshake completed and the channel has not ended.
+    var isOpen: Bool { phase == .open }
 
     /// Queues a binary message — its frame header, then its payload (already masked by a client) —
     /// unless closing; both count as written bytes for the delegate.
@@ -201,6 +219,7 @@ final class WebSocketChannel: EventLoopHandler, @unchecked Sendable {
             let result = Socket.read(descriptor, into: buffer)
             switch result {
             case .transferred(let count):
+                lastReceived = .now
                 // Once this side is only waiting for the peer to close, what arrives is discarded unread.
                 guard !shutDownAfterFlush else { continue }
                 input.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
@@ -245,6 +264,7 @@ final class WebSocketChannel: EventLoopHandler, @unchecked Sendable {
         } catch {
             fail(error)
         }
+        guard phase != .closed else { return }
         compactInput()
     }
 
@@ -362,6 +382,7 @@ final class WebSocketChannel: EventLoopHandler, @unchecked Sendable {
                 outputOffset += count
                 if chunk.counted { written += count }
                 if outputOffset == chunk.bytes.count {
+                    if !chunk.counted { uncountedQueued -= chunk.bytes.count }
                     output[outputHead].bytes = []
                     outputHead += 1
                     outputOffset = 0
@@ -408,7 +429,10 @@ final class WebSocketChannel: EventLoopHandler, @unchecked Sendable {
         for chunk in output[outputHead...] where chunk.counted { unwritten += chunk.bytes.count }
         unwritten -= output.indices.contains(outputHead) && output[outputHead].counted ? outputOffset : 0
         output = []
+        uncountedQueued = 0
+        // It may end in the middle of `process()` (an abort while answering a ping): nothing is left to read.
         input = []
+        inputStart = 0
         let delegate = self.delegate
         self.delegate = nil
         if unwritten > 0 { delegate?.channel(self, wrote: unwritten) }

@@ -19,7 +19,17 @@ public struct WebSocketLimits: Sendable, Hashable {
     public var outboundLowWater: Int
     /// Bytes queued for a peer that does not read past which the server drops the connection.
     /// Default: four maximum-size messages.
+    ///
+    /// Messages count when they are sent; control frames (pongs, the close frame) are bounded
+    /// separately by the same number, so a peer that sends pings and never reads the pongs is dropped
+    /// too.
     public var outboundHardLimit: Int
+    /// How long the server lets an open connection send nothing at all before it drops it (TCP closed,
+    /// no close handshake): a client that vanished without closing (a half-open connection), or that
+    /// stopped in the middle of a frame. Default: 300 s. The engine pings every `pingInterval` (60 s)
+    /// after the previous pong, and gives up on a pong after `pongTimeout` (120 s): keep this above the
+    /// clients' ping interval plus pong timeout. Checked every quarter of it; used by servers only.
+    public var idleTimeout: Duration
 
     public init(
         maximumMessageBytes: Int = WireProtocol.maximumMessageSize,
@@ -28,7 +38,8 @@ public struct WebSocketLimits: Sendable, Hashable {
         closeTimeout: Duration = .seconds(5),
         inboundHighWater: Int = 4 << 20,
         outboundLowWater: Int = 1 << 20,
-        outboundHardLimit: Int = 4 * WireProtocol.maximumMessageSize
+        outboundHardLimit: Int = 4 * WireProtocol.maximumMessageSize,
+        idleTimeout: Duration = .seconds(300)
     ) {
         self.maximumMessageBytes = maximumMessageBytes
         self.maximumHandshakeBytes = maximumHandshakeBytes
@@ -37,5 +48,6 @@ public struct WebSocketLimits: Sendable, Hashable {
         self.inboundHighWater = inboundHighWater
         self.outboundLowWater = outboundLowWater
         self.outboundHardLimit = outboundHardLimit
+        self.idleTimeout = idleTimeout
     }
 }

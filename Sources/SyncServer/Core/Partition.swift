@@ -2,6 +2,10 @@
 /// to answer "how much is left to send" in constant time, who owns each client file, the sessions bound
 /// to it, a cache of recently appended bytes for live fan-out, and a FIFO gate that serialises the
 /// partition's operations that wait for the store. Owned by `ServerCore`; used only on its executor.
+///
+/// A partition is *idle* when no session is bound to it, no operation holds or waits for its gate and no
+/// pump reads from it: the core may then evict it (`unload()`, and the store's `unload`), and loads it
+/// again on the next bind.
 final class Partition {
     let name: String
     /// Whether `entries` holds what the store holds.
@@ -25,6 +29,8 @@ final class Partition {
 
     private var isBusy = false
     private var waiters: [CheckedContinuation<Void, Never>] = []
+    /// Reads of the store for this partition in progress outside the gate (pumps sending entries).
+    var readers = 0
 
     private struct OwnEntries {
         var versions: [UInt64] = []
@@ -121,6 +127,22 @@ final class Partition {
 
     /// The cached bytes of `version`, if still in the recent cache.
     func cachedData(of version: UInt64) -> [UInt8]? { recent.data(of: version) }
+
+    /// Whether nothing uses the partition: no bound session, no operation holding or awaiting the gate, no
+    /// read in progress.
+    var isIdle: Bool { subscribers.isEmpty && !isBusy && readers == 0 }
+
+    /// Forgets what was loaded (entries, owners, cached bytes), so that the next `restore` reads the store
+    /// again. Call while holding the gate, with no session bound.
+    func unload() {
+        entries = []
+        cumulativeBytes = [0]
+        ownBytes = [:]
+        lastClientVersion = [:]
+        owners = [:]
+        recent = RecentChangesets(capacityBytes: recent.capacityBytes)
+        isLoaded = false
+    }
 
     /// Waits until no other operation holds the partition, then holds it (first come, first served).
     func acquire(isolation: isolated (any Actor)? = #isolation) async {

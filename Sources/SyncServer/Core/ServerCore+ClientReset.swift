@@ -133,7 +133,7 @@ extension ServerCore {
         else { return }
         Task {
             await partition.acquire()
-            defer { partition.release() }
+            defer { release(partition) }
             await self.write(record, for: partition, tracking: tracking)
         }
     }

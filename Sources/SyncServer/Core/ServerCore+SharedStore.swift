@@ -133,7 +133,7 @@ extension ServerCore {
             do { try await refresh(partition) } catch {
                 logger.log(.warn, Self.category, "\(partition.name): could not read new entries for a mark: \(error)")
             }
-            partition.release()
+            release(partition)
         }
         mark(sessionID, id: id, on: connection)
     }
@@ -177,7 +177,7 @@ extension ServerCore {
         while let target = catchUpTargets[partition.name], partitions[partition.name] === partition {
             await partition.acquire()
             guard partition.isLoaded, partition.latestVersion < target else {
-                partition.release()
+                release(partition)
                 return
             }
             let before = partition.latestVersion
@@ -187,7 +187,7 @@ extension ServerCore {
                 logger.log(.warn, Self.category, "\(partition.name): could not read new entries: \(error)")
             }
             let progressed = partition.latestVersion > before
-            partition.release()
+            release(partition)
             attempts = progressed ? 0 : attempts + 1
             if attempts >= Self.maximumCatchUpAttempts {
                 logger.log(

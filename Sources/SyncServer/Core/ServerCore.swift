@@ -14,13 +14,16 @@ import SyncWire
 /// whole backlog, a slow client slows only itself, and each session sees each entry once, in order.
 actor ServerCore {
     let store: any PartitionStore
-    private let configuration: SyncServer.Configuration
+    let configuration: SyncServer.Configuration
     let logger: SyncLogger
     static let category = "sync.server"
     /// Set when the server has a maximum offline time (see `ServerCore+ClientReset`).
     let clientFileTracking: ClientFileTracking?
 
+    /// Every partition loaded or in use; idle ones are evicted beyond a maximum (`ServerCore+Eviction`).
     var partitions: [String: Partition] = [:]
+    var idlePartitions = IdlePartitions()
+    var evictingPartitions: Set<String> = []
     private var connections: [UInt64: ConnectionState] = [:]
     /// The store's appends by any writer, for a shared store (see `ServerCore+SharedStore.swift`).
     let appendNotifications: AsyncStream<AppendNotification>?
@@ -139,7 +142,7 @@ actor ServerCore {
                 "a connection may bind at most \(configuration.maximumSessionsPerConnection) sessions",
                 retryAfterMilliseconds: Self.retryAfterBusy)
         }
-        guard partitions[bind.partition] != nil || partitions.count < configuration.maximumPartitions else {
+        guard isLive(bind.partition) || livePartitionCount < configuration.maximumPartitions else {
             return reject(
                 sessionID, on: connection, .serverBusy,
                 "the server serves at most \(configuration.maximumPartitions) partitions",
@@ -147,7 +150,7 @@ actor ServerCore {
         }
         let partition = self.partition(named: bind.partition)
         await partition.acquire()
-        defer { partition.release() }
+        defer { release(partition) }
         do {
             try await load(partition, reaching: bind.downloadedVersion)
         } catch {
@@ -204,7 +207,7 @@ actor ServerCore {
         }
         let partition = session.partition
         await partition.acquire()
-        defer { partition.release() }
+        defer { release(partition) }
         guard session.isBound else { return }
         let stored: [StoredChangeset]
         switch await storeUpload(upload.changesets, of: session, owner: connection.owner) {
@@ -303,6 +306,7 @@ actor ServerCore {
         session.marks = []
         session.partition.subscribers.removeValue(forKey: session.key)
         clientFileSeenLater(session.clientFileID, in: session.partition)
+        noteIfIdle(session.partition)
     }
 
     private func endAllSessions(of connection: ConnectionState) {
@@ -369,6 +373,11 @@ actor ServerCore {
             }
         }
         if let first = missing.first, let last = missing.last {
+            partition.readers += 1
+            defer {
+                partition.readers -= 1
+                noteIfIdle(partition)
+            }
             do {
                 for changeset in try await store.read(first...last, of: partition.name)
                 where changeset.clientFileID != session.clientFileID {
@@ -417,13 +426,14 @@ actor ServerCore {
     func changesets(in name: String) async throws -> [StoredChangeset] {
         let partition = self.partition(named: name)
         await partition.acquire()
-        defer { partition.release() }
+        defer { release(partition) }
         try await loadCurrent(partition)
         guard partition.latestVersion > 0 else { return [] }
         return try await store.read(1...partition.latestVersion, of: name)
     }
 
     private func partition(named name: String) -> Partition {
+        idlePartitions.remove(name)
         if let partition = partitions[name] { return partition }
         let partition = Partition(name: name)
         partitions[name] = partition

@@ -21,6 +21,10 @@ import SyncWire
 ///   open; a second store on the same directory fails with `.locked`.
 /// - **Memory:** an index entry per changeset (its location and summary); bytes are read back from the
 ///   file when sent.
+/// - **Descriptors:** two per open partition (the log and a reader), plus the lock file. A partition's
+///   file is opened by `summaries` and closed by `unload` (the server unloads partitions it evicted), so
+///   the descriptors in use follow the partitions the server keeps loaded, not every partition ever
+///   served.
 ///
 /// File names come from the partition name (`StoreFileName`: injective, safe on case-insensitive file
 /// systems, hashed when long). Blocking file work runs on dispatch queues of the store's own, never on
@@ -188,6 +192,18 @@ public final class FilePartitionStore: PartitionStore {
         }
         try await log.append(records)
     }
+
+    /// Closes the partition's files (after their appends in progress: the log, freeing its two descriptors
+    /// and its index, and the `.clients` side file); `summaries` and `clientFileRecords` open them again.
+    /// Nothing happens for a partition that is not open.
+    public func unload(_ partition: String) async {
+        if let clients = clientLogs.withLock({ $0.removeValue(forKey: partition) }) { await clients.close() }
+        guard let file = files.withLock({ $0.removeValue(forKey: partition) }) else { return }
+        await file.close()
+    }
+
+    /// How many partitions' files are open.
+    public var openPartitionCount: Int { files.withLock { $0.count } }
 
     public func append(_ changesets: [StoredChangeset], to partition: String) async throws {
         guard !changesets.isEmpty else { return }

@@ -1,11 +1,14 @@
 /// Where a `SyncServer` keeps partition logs.
 ///
 /// The server reads a partition's `summaries` once (the first time a session binds it or it is inspected;
-/// again only after a failed attempt) and from then on keeps them in memory and calls `append` for each
-/// integrated upload. It `read`s the bytes of entries when it sends them, so a store need not keep them in
-/// memory. For any one partition a server never overlaps `summaries` or `append` with another
-/// `summaries` or `append`; `read`s of versions already appended may run at any time, concurrently with
-/// each other and with an `append`.
+/// again after a failed attempt, or after it evicted the partition) and from then on keeps them in memory
+/// and calls `append` for each integrated upload. It `read`s the bytes of entries when it sends them, so a
+/// store need not keep them in memory. For any one partition the server never overlaps `summaries`,
+/// `append` or `unload` with another of these; `read`s of versions already appended may run at any time,
+/// concurrently with each other and with an `append`, but never with `unload`.
+///
+/// When a partition has been idle for a while the server evicts it and calls `unload`: the store may then
+/// close what it holds open for the partition. The next use starts with `summaries` again.
 ///
 /// **Shared stores.** A store may be shared by several servers (front ends) that each serve clients of
 /// the same partitions, as `PostgresPartitionStore` in `Integrations/PostgresSync` is. Then a server's
@@ -75,6 +78,11 @@ public protocol PartitionStore: Sendable {
     /// When the store may have missed appends (a lost connection to a database), it sends, once it
     /// knows again, an element for every partition whose log moved meanwhile.
     func appendNotifications() -> AsyncStream<AppendNotification>?
+
+    /// The server stopped using `partition` for now (no session is bound to it, nothing is in progress):
+    /// release what is held for it (open files…). The partition's log must stay intact; the next call
+    /// for it is `summaries`. The default does nothing.
+    func unload(_ partition: String) async
 }
 
 extension PartitionStore {
@@ -88,4 +96,7 @@ extension PartitionStore {
 
     /// `nil`: only this server writes the store.
     public func appendNotifications() -> AsyncStream<AppendNotification>? { nil }
+
+    /// Does nothing: a store that holds nothing per partition need not release anything.
+    public func unload(_ partition: String) async {}
 }

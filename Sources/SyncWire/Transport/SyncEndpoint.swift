@@ -19,7 +19,8 @@ public struct SyncEndpoint: Sendable, Hashable, CustomStringConvertible {
         SyncEndpoint(.inProcess(acceptor))
     }
 
-    /// A WebSocket server at `host:port`.
+    /// A WebSocket server at `host:port` (an IPv6 address without brackets). `SyncEndpoint(url:)` reads
+    /// `ws://host:port`.
     public static func webSocket(host: String, port: Int) -> SyncEndpoint {
         SyncEndpoint(.webSocket(host: host, port: port))
     }
@@ -44,7 +45,7 @@ public struct SyncEndpoint: Sendable, Hashable, CustomStringConvertible {
     public var description: String {
         switch kind {
         case .inProcess(let acceptor): "in-process server \(ObjectIdentifier(acceptor))"
-        case .webSocket(let host, let port): "ws://\(host):\(port)"
+        case .webSocket: url ?? ""
         }
     }
 }

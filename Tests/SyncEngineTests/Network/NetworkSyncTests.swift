@@ -123,4 +123,35 @@ import Testing
         #expect(try await server.changesets(in: "p").map(\.data) == written.map { Array($0) })
         await server.stop()
     }
+
+    @Test(
+        "connect timeout over a real socket: a server that accepts TCP and never answers → .disconnected, then a retry")
+    func connectTimeout() async throws {
+        let silent = try SilentListener()
+        defer { silent.stop() }
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        // Real timers on a dispatch queue, short on purpose; nothing below measures how long anything took.
+        let app = SyncApp(
+            configuration: .init(
+                server: .webSocket(host: "127.0.0.1", port: silent.port), directory: directory.url,
+                transport: WebSocketTransport(),
+                backoff: ReconnectBackoff(initialDelay: .milliseconds(20), maximumDelay: .milliseconds(100)),
+                connectTimeout: .milliseconds(200), timerExecutor: DispatchQueue(label: "NetworkSyncTests.timers"),
+                callbackExecutor: ImmediateExecutor(), logLevel: .off))
+        let errors = Collected(app.errors)
+        let session = try await app.login(.anonymous).openSession(partition: "p")
+        let states = Collected(session.connectionState)
+        try await eventually("a second attempt after a timed-out one", limit: .seconds(60)) {
+            silent.acceptedCount >= 2 && errors.values.count { $0.error == .connectTimedOut } >= 1
+        }
+        // connecting → disconnected (the timeout) → connecting again (the retry), never connected.
+        let seen = states.values
+        let firstConnecting = try #require(seen.firstIndex(of: .connecting))
+        let disconnected = try #require(seen[firstConnecting...].firstIndex(of: .disconnected))
+        #expect(seen[disconnected...].contains(.connecting), "\(seen)")
+        #expect(!seen.contains(.connected))
+        #expect(errors.values.allSatisfy { $0.error == .connectTimedOut }, "\(errors.values.map(\.error))")
+        try await app.close()
+    }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import SyncServer
 import SyncWire
+import TestSupport
 import Testing
 
 @testable import SyncEngine
@@ -15,7 +16,7 @@ import Testing
             ["--max-offline", "99999999999999999d"],
         ])
     func badValues(arguments: [String]) async throws {
-        let server = try ServerProcess(["--port", "0", "--data", "/tmp/unused-\(UUID())"] + arguments)
+        let server = try ChildProcess(syncServer: ["--port", "0", "--data", "/tmp/unused-\(UUID())"] + arguments)
         #expect(try await server.waitForExit() == 64)
         #expect(server.stderr.contains("usage: sync-server"))
         #expect(server.stdout.isEmpty)
@@ -23,7 +24,7 @@ import Testing
 
     @Test("--help lists --max-offline")
     func help() async throws {
-        let server = try ServerProcess(["--help"])
+        let server = try ChildProcess(syncServer: ["--help"])
         #expect(try await server.waitForExit() == 0)
         #expect(server.stdout.contains("--max-offline DURATION"))
     }
@@ -33,7 +34,7 @@ import Testing
     private func serveOneClient(_ arguments: [String], waitFor marker: String?) async throws -> String {
         let data = TemporaryDirectory()
         defer { data.remove() }
-        let server = try ServerProcess(["--port", "0", "--data", data.url.path] + arguments)
+        let server = try ChildProcess(syncServer: ["--port", "0", "--data", data.url.path] + arguments)
         let port = try await server.port()
         let connection = WebSocketTransport().connect(to: .webSocket(host: "127.0.0.1", port: port))
         var events = connection.events.makeAsyncIterator()

@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import SyncServer
 import SyncWire
+import TestSupport
 import Testing
 
 @testable import SyncEngine
@@ -26,14 +27,14 @@ import Testing
             ["--port"],
         ])
     func usage(arguments: [String]) async throws {
-        let server = try ServerProcess(arguments)
+        let server = try ChildProcess(syncServer: arguments)
         #expect(try await server.waitForExit() == 64)
         #expect(server.stderr.contains("usage: sync-server"))
     }
 
     @Test("--help lists every option and exits 0")
     func help() async throws {
-        let server = try ServerProcess(["--help"])
+        let server = try ChildProcess(syncServer: ["--help"])
         #expect(try await server.waitForExit() == 0)
         for option in ["--port", "--data", "--host", "--api-keys", "--max-message-bytes", "--log-level"] {
             #expect(server.stdout.contains(option), "\(option)")
@@ -44,7 +45,7 @@ import Testing
     func serveAndStop() async throws {
         let data = TemporaryDirectory()
         defer { data.remove() }
-        let server = try ServerProcess(["--port", "0", "--data", data.url.path])
+        let server = try ChildProcess(syncServer: ["--port", "0", "--data", data.url.path])
         let port = try await server.port()
         let connection = WebSocketTransport().connect(to: .webSocket(host: "127.0.0.1", port: port))
         var events = connection.events.makeAsyncIterator()
@@ -65,9 +66,9 @@ import Testing
     func dataDirectoryLocked() async throws {
         let data = TemporaryDirectory()
         defer { data.remove() }
-        let first = try ServerProcess(["--port", "0", "--data", data.url.path])
+        let first = try ChildProcess(syncServer: ["--port", "0", "--data", data.url.path])
         _ = try await first.port()
-        let second = try ServerProcess(["--port", "0", "--data", data.url.path])
+        let second = try ChildProcess(syncServer: ["--port", "0", "--data", data.url.path])
         #expect(try await second.waitForExit() == 1)
         #expect(second.stderr.contains("in use"))
         #expect(try await first.stop(SIGINT) == 0)
@@ -85,7 +86,7 @@ import Testing
             dirB.remove()
         }
         let storePath = data.url.appendingPathComponent("server").path
-        var server = try ServerProcess(["--port", "0", "--data", storePath])
+        var server = try ChildProcess(syncServer: ["--port", "0", "--data", storePath])
         let port = try await server.port()
         let writer = try await networkApp(port: port, dirA).login(.anonymous).openSession(partition: "p")
         let reader = try await networkApp(port: port, dirB).login(.anonymous).openSession(partition: "p")
@@ -101,7 +102,7 @@ import Testing
                 let threshold = seen.values.count + 1
                 try await eventually("the reader got more", limit: .seconds(60)) { seen.values.count >= threshold }
                 _ = try await server.stop(SIGKILL)
-                server = try ServerProcess(["--port", "\(port)", "--data", storePath])
+                server = try ChildProcess(syncServer: ["--port", "\(port)", "--data", storePath])
                 _ = try await server.port()
             }
         }
@@ -117,26 +118,241 @@ import Testing
         #expect(log.map(\.data) == written.map { Array($0) })
     }
 
-    /// Whether Python's `websockets` package (a third-party RFC 6455 implementation) is installed; CI
-    /// installs it, and there the test must run.
-    static let pythonWebSockets: Bool = {
-        if ProcessInfo.processInfo.environment["CI"] != nil { return true }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "-c", "import websockets"]
-        process.standardError = FileHandle.nullDevice
-        guard (try? process.run()) != nil else { return false }
-        process.waitUntilExit()
-        return process.terminationStatus == 0
+    @Test("SIGTERM the moment the URL line is read: a clean stop (exit 0), every time; with a client: close code 1001")
+    func signalRightAfterURL() async throws {
+        let data = TemporaryDirectory()
+        defer { data.remove() }
+        for round in 0..<10 {
+            // The signal goes out from the thread that reads the line, as soon as it arrives.
+            let server = try ChildProcess(syncServer: ["--port", "0", "--data", data.url.path], signalOnURL: SIGTERM)
+            #expect(try await server.waitForExit() == 0, "round \(round): \(server.stderr)")
+            #expect(server.terminationReason == .exit, "round \(round): killed by the signal")
+            #expect(server.stdout.contains("sync-server stopped"), "round \(round)")
+        }
+        let server = try ChildProcess(syncServer: ["--port", "0", "--data", data.url.path])
+        let client = WireClient(.webSocket(host: "127.0.0.1", port: try await server.port()))
+        try await client.welcome()
+        #expect(try await server.stop(SIGTERM) == 0)
+        let last = try await client.next()
+        guard case .closed(.connectionLost(let reason)) = last else {
+            Issue.record("expected a lost connection, got \(last)")
+            return
+        }
+        #expect(reason.contains("1001"), "\(reason)")
+    }
+
+    /// Whether this machine has an IPv6 loopback to listen on.
+    static let hasIPv6Loopback: Bool = {
+        #if canImport(Glibc)
+            let descriptor = socket(AF_INET6, Int32(SOCK_STREAM.rawValue), 0)
+        #else
+            let descriptor = socket(AF_INET6, SOCK_STREAM, 0)
+        #endif
+        guard descriptor >= 0 else { return false }
+        defer { close(descriptor) }
+        var address = sockaddr_in6()
+        address.sin6_family = sa_family_t(AF_INET6)
+        address.sin6_addr = in6addr_loopback
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in6>.size)) == 0
+            }
+        }
     }()
 
     @Test(
+        "--host: it listens there and prints that host in its URL; a client reaches it through the parsed URL",
+        arguments: ["127.0.0.1", "::1"])
+    func host(_ host: String) async throws {
+        guard host != "::1" || Self.hasIPv6Loopback else { return }
+        let data = TemporaryDirectory()
+        defer { data.remove() }
+        let server = try ChildProcess(syncServer: ["--port", "0", "--data", data.url.path, "--host", host])
+        _ = try await server.port()
+        let url = try #require(server.stdout.firstMatch(of: /ws:\/\/\S+/).map { String($0.0) })
+        let endpoint = try SyncEndpoint(url: url)
+        guard case .webSocket(let printedHost, _) = endpoint.kind else { return }
+        #expect(printedHost == host, "\(url)")
+        let client = WireClient(endpoint)
+        try await client.welcome()
+        #expect(try await server.stop(SIGTERM) == 0)
+    }
+
+    @Test(
+        "--max-message-bytes 4096: a changeset over the derived changeset limit gets messageTooLarge; a larger message is closed with 1009"
+    )
+    func maximumMessageBytes() async throws {
+        let data = TemporaryDirectory()
+        defer { data.remove() }
+        let server = try ChildProcess(syncServer: [
+            "--port", "0", "--data", data.url.path, "--max-message-bytes", "4096",
+        ])
+        let port = try await server.port()
+        let limit = WireProtocol.maximumChangesetSize(forMessageSize: 4096)
+        let client = WireClient(.webSocket(host: "127.0.0.1", port: port))
+        try await client.welcome()
+        client.send(.bind(Bind(sessionID: 1, partition: "p", clientFileID: 1, downloadedVersion: 0)))
+        #expect(try await client.nextMessage() == .download(Download(sessionID: 1, entries: [], remainingBytes: 0)))
+
+        // The largest allowed changeset is stored; one byte more is refused for the session.
+        client.send(.upload(Upload(sessionID: 1, changesets: [UploadChangeset(clientVersion: 1, data: bytes(limit))])))
+        guard case .download(let acknowledged) = try await client.nextMessage() else {
+            Issue.record("expected the acknowledgement")
+            return
+        }
+        #expect(acknowledged.entries == [.acknowledged(serverVersion: 1, clientVersion: 1)])
+        client.send(
+            .upload(Upload(sessionID: 1, changesets: [UploadChangeset(clientVersion: 2, data: bytes(limit + 1))])))
+        guard case .error(let refusal) = try await client.nextMessage() else {
+            Issue.record("expected a refusal")
+            return
+        }
+        #expect(refusal.code == .messageTooLarge)
+        #expect(refusal.sessionID == 1)
+
+        // A message larger than 4,096 bytes never reaches the sync protocol: 1009 (message too big).
+        client.send(.upload(Upload(sessionID: 1, changesets: [UploadChangeset(clientVersion: 2, data: bytes(5000))])))
+        let closed = try await client.next()
+        guard case .closed(.connectionLost(let reason)) = closed else {
+            Issue.record("expected the connection to be closed, got \(closed)")
+            return
+        }
+        #expect(reason.contains("1009"), "\(reason)")
+        #expect(try await server.stop(SIGTERM) == 0)
+    }
+
+    func bytes(_ count: Int) -> [UInt8] { (0..<count).map { UInt8(truncatingIfNeeded: $0) } }
+
+    /// `sync-server` under `/bin/sh` with `limit` applied first (`ulimit` arguments).
+    func limitedServer(_ limit: String, data: TemporaryDirectory) throws -> ChildProcess {
+        try ChildProcess(
+            URL(fileURLWithPath: "/bin/sh"),
+            [
+                "-c", "ulimit \(limit) && exec \"$0\" \"$@\"", ChildProcess.syncServer.path, "--port", "0", "--data",
+                data.url.path,
+            ])
+    }
+
+    #if os(Linux)
+        static let isLinux = true
+    #else
+        static let isLinux = false
+    #endif
+
+    /// The soft and hard limits on open files of process `pid`, from `/proc/PID/limits`.
+    func descriptorLimits(of pid: Int32) throws -> (soft: String, hard: String) {
+        let limits = try String(contentsOfFile: "/proc/\(pid)/limits", encoding: .utf8)
+        let line = try #require(limits.split(separator: "\n").first { $0.hasPrefix("Max open files") })
+        let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+        return (String(fields[3]), String(fields[4]))
+    }
+
+    @Test("it raises its soft limit on open files to the hard limit at start", .enabled(if: isLinux, "reads /proc"))
+    func raisesDescriptorLimit() async throws {
+        let data = TemporaryDirectory()
+        defer { data.remove() }
+        let server = try limitedServer("-S -n 64", data: data)
+        _ = try await server.port()
+        let limits = try descriptorLimits(of: server.processIdentifier)
+        #expect(limits.soft == limits.hard, "\(limits)")
+        #expect(limits.soft != "64")
+        #expect(try await server.stop(SIGTERM) == 0)
+    }
+
+    @Test(
+        "out of descriptors at any point of its start or of a client's bind, it never crashes: exit 1 with the error, or serve and stop with 0",
+        .enabled(if: isLinux, "descriptor counts of this platform"))
+    func descriptorExhaustion() async throws {
+        // Below about 9, libdispatch cannot set itself up (it traps or stalls before any code of ours
+        // opens a descriptor); from 10 on, every failure is ours to report.
+        for limit in 10...20 {
+            let data = TemporaryDirectory()
+            defer { data.remove() }
+            let server = try limitedServer("-n \(limit)", data: data)
+            let port: Int
+            do {
+                port = try await server.port()
+            } catch {
+                #expect(try await server.waitForExit() == 1, "limit \(limit): \(server.stderr)")
+                #expect(server.terminationReason == .exit, "limit \(limit): \(server.stderr)")
+                #expect(server.stderr.contains("Too many open files"), "limit \(limit): \(server.stderr)")
+                continue
+            }
+            // Serving with a descriptor or two to spare: a client may not get in, or its bind may fail
+            // (typed, retry later); the server carries on either way.
+            let client = WireClient(
+                .webSocket(host: "127.0.0.1", port: port),
+                transport: WebSocketTransport(limits: WebSocketLimits(handshakeTimeout: .seconds(2))))
+            if case .opened = try await client.next() {
+                client.send(.hello(Hello(credential: .anonymous)))
+                #expect(try await client.nextMessage() == .welcome(protocolVersion: WireProtocol.version))
+                client.send(.bind(Bind(sessionID: 1, partition: "p", clientFileID: 1, downloadedVersion: 0)))
+                switch try await client.nextMessage() {
+                case .download: break
+                case .error(let error): #expect(error.code == .internalError, "limit \(limit): \(error)")
+                case let other: Issue.record("limit \(limit): \(other)")
+                }
+            }
+            #expect(try await server.stop(SIGTERM) == 0, "limit \(limit): \(server.stderr)")
+            #expect(server.terminationReason == .exit, "limit \(limit)")
+        }
+    }
+
+    @Test(
+        "with 300 open files allowed, 200 partitions (2 descriptors each while loaded) bound and unbound one after another all succeed, and its descriptors stay bounded",
+        .enabled(if: isLinux, "counts /proc/PID/fd"))
+    func manyPartitions() async throws {
+        let data = TemporaryDirectory()
+        defer { data.remove() }
+        let server = try limitedServer("-n 300", data: data)
+        let client = WireClient(.webSocket(host: "127.0.0.1", port: try await server.port()))
+        try await client.welcome()
+        var most = 0
+        for index in 0..<200 {
+            client.send(.bind(Bind(sessionID: 1, partition: "p\(index)", clientFileID: 1, downloadedVersion: 0)))
+            let bound = try await client.nextMessage()
+            guard bound == .download(Download(sessionID: 1, entries: [], remainingBytes: 0)) else {
+                Issue.record("partition \(index): \(bound)")
+                break
+            }
+            client.send(
+                .upload(Upload(sessionID: 1, changesets: [UploadChangeset(clientVersion: 1, data: [1, 2, 3])])))
+            #expect(
+                try await client.nextMessage()
+                    == .download(
+                        Download(
+                            sessionID: 1, entries: [.acknowledged(serverVersion: 1, clientVersion: 1)],
+                            remainingBytes: 0)))
+            client.send(.unbind(sessionID: 1))
+            #expect(try await client.nextMessage() == .unbound(sessionID: 1))
+            if index % 50 == 49 {
+                most = max(
+                    most,
+                    try FileManager.default.contentsOfDirectory(atPath: "/proc/\(server.processIdentifier)/fd").count)
+            }
+        }
+        // Two per idle partition kept loaded (128 by default), a few for the server itself.
+        #expect(most <= 2 * 128 + 32, "\(most) descriptors")
+        #expect(try await server.stop(SIGTERM) == 0)
+    }
+
+    /// Whether Python's `websockets` package (a third-party RFC 6455 implementation) is installed; CI
+    /// installs it, and there the test must run. Probed with a child process, waited for without blocking.
+    static func pythonWebSockets() async -> Bool {
+        if ProcessInfo.processInfo.environment["CI"] != nil { return true }
+        guard
+            let probe = try? ChildProcess(URL(fileURLWithPath: "/usr/bin/env"), ["python3", "-c", "import websockets"])
+        else { return false }
+        return (try? await probe.waitForExit(deadline: .seconds(60))) == 0
+    }
+
+    @Test(
         "Python's websockets completes the handshake with sync-server, gets a pong and a welcome, and closes cleanly",
-        .enabled(if: pythonWebSockets, "pip install websockets (CI does)"))
+        .enabled("pip install websockets (CI does)") { await pythonWebSockets() })
     func pythonInterop() async throws {
         let data = TemporaryDirectory()
         defer { data.remove() }
-        let server = try ServerProcess(["--port", "0", "--data", data.url.path])
+        let server = try ChildProcess(syncServer: ["--port", "0", "--data", data.url.path])
         let port = try await server.port()
         let hello = ClientMessage.hello(Hello(credential: .anonymous)).encoded().map { String(format: "%02x", $0) }
             .joined()
@@ -156,29 +372,13 @@ import Testing
                 print("closed", ws.close_code)
             asyncio.run(main())
             """
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "-c", script]
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        let text = try await offPoolRead(output)
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0, "\(text)")
+        let python = try ChildProcess(URL(fileURLWithPath: "/usr/bin/env"), ["python3", "-c", script])
+        let status = try await python.waitForExit()
+        let text = python.stdout + python.stderr
+        #expect(status == 0, "\(text)")
         #expect(text.contains("pong"))
         #expect(text.contains("answer \(welcome)"), "\(text)")
         #expect(text.contains("closed 1000"), "\(text)")
         #expect(try await server.stop(SIGTERM) == 0)
-    }
-
-    /// Reads `pipe` to its end on a dispatch thread (it blocks), off the cooperative pool.
-    private func offPoolRead(_ pipe: Pipe) async throws -> String {
-        await withCheckedContinuation { continuation in
-            DispatchQueue.global().async {
-                let data = pipe.fileHandleForReading.readDataToEndOfFile()
-                continuation.resume(returning: String(decoding: data, as: UTF8.self))
-            }
-        }
     }
 }

@@ -109,6 +109,31 @@ struct SyncSessionTests {
         #expect(try await fixture.serverLog() == [Array("while suspended".utf8)])
     }
 
+    @Test("opened suspended: inactive from the start, never connects, writes offline; resume connects and uploads")
+    func openSuspended() async throws {
+        let fixture = try await EngineFixture()
+        defer { fixture.directory.remove() }
+        let user = try await fixture.app.login(.anonymous)
+        let session = try await user.openSession(partition: "p", suspended: true)
+        let states = Collected(session.state)
+        let connectionStates = Collected(session.connectionState)
+        #expect(session.state.value == .inactive)
+        try await session.write(Data("offline".utf8))
+        // Nothing asked the transport for a connection: not even briefly.
+        #expect(fixture.transport.attempts == 0)
+        #expect(connectionStates.values == [.disconnected])
+        // Opening it again returns it as it is.
+        #expect(try await user.openSession(partition: "p", suspended: true) === session)
+        #expect(session.state.value == .inactive)
+
+        session.resume()
+        try await session.wait(for: .upload)
+        #expect(fixture.transport.attempts == 1)
+        #expect(try await fixture.serverLog() == [Array("offline".utf8)])
+        #expect(states.values == [.inactive, .active])
+        #expect(connectionStates.values == [.disconnected, .connecting, .connected])
+    }
+
     @Test("wait(for:) throws at once on an inactive session")
     func waitOnInactive() async throws {
         let fixture = try await EngineFixture()

@@ -8,14 +8,17 @@ import Foundation
     import Darwin
 #endif
 
-/// A blocking TCP client for tests that speak WebSocket byte by byte: every read has a deadline
-/// (`SO_RCVTIMEO`), so a server that never answers fails the test instead of hanging it.
+/// A blocking TCP client for tests that speak WebSocket byte by byte: every read and write has a deadline
+/// (`SO_RCVTIMEO`, `SO_SNDTIMEO`), so a server that never answers (or never reads) fails the test instead
+/// of hanging it.
 final class RawSocket {
     let descriptor: Int32
     private var buffered: [UInt8] = []
 
-    /// Connects to 127.0.0.1:`port`; reads wait at most `timeout`.
-    init(port: Int, timeout: Duration = .seconds(20)) throws {
+    /// Connects to 127.0.0.1:`port`; reads and writes wait at most `timeout`. `receiveBufferBytes` shrinks
+    /// the socket's receive buffer (set before connecting, so the advertised window is small too): a
+    /// client that does not read then holds little in the kernel, and the server's own queue fills.
+    init(port: Int, timeout: Duration = .seconds(20), receiveBufferBytes: Int32? = nil) throws {
         #if canImport(Glibc)
             descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         #else
@@ -24,6 +27,10 @@ final class RawSocket {
         guard descriptor >= 0 else { throw RawSocketError.failed("socket", errno) }
         var seconds = timeval(tv_sec: Int(timeout.components.seconds), tv_usec: 0)
         setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &seconds, socklen_t(MemoryLayout<timeval>.size))
+        setsockopt(descriptor, SOL_SOCKET, SO_SNDTIMEO, &seconds, socklen_t(MemoryLayout<timeval>.size))
+        if var bytes = receiveBufferBytes {
+            setsockopt(descriptor, SOL_SOCKET, SO_RCVBUF, &bytes, socklen_t(MemoryLayout<Int32>.size))
+        }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = UInt16(port).bigEndian
@@ -51,7 +58,10 @@ final class RawSocket {
             #else
                 let count = bytes[offset...].withUnsafeBytes { Darwin.send(descriptor, $0.baseAddress, $0.count, 0) }
             #endif
-            guard count > 0 else { throw RawSocketError.failed("send", errno) }
+            guard count > 0 else {
+                throw errno == EAGAIN || errno == EWOULDBLOCK
+                    ? RawSocketError.timedOut : RawSocketError.failed("send", errno)
+            }
             offset += count
         }
     }

@@ -1,6 +1,7 @@
 import SyncServer
 
-/// A `PartitionStore` in memory whose reads of summaries, reads of entries and appends can be made to fail.
+/// A `PartitionStore` in memory whose reads of summaries, reads of entries and appends can be made to fail,
+/// that records the partitions it loaded and unloaded, and can hold unloads until released.
 actor ControllableStore: PartitionStore {
     struct Failure: Error {}
 
@@ -8,6 +9,12 @@ actor ControllableStore: PartitionStore {
     var failsLoads = false
     var failsReads = false
     var failsAppends = false
+    /// Every partition whose summaries were read, in order.
+    private(set) var loaded: [String] = []
+    /// Every partition unloaded, in order (recorded when the unload starts).
+    private(set) var unloaded: [String] = []
+    private var holdsUnloads = false
+    private var heldUnloads: [CheckedContinuation<Void, Never>] = []
 
     init(logs: [String: [StoredChangeset]] = [:]) { self.logs = logs }
 
@@ -17,7 +24,25 @@ actor ControllableStore: PartitionStore {
         failsReads = reads
     }
 
+    /// While `holds`, unloads wait; releasing lets the waiting ones finish.
+    func setHoldsUnloads(_ holds: Bool) {
+        holdsUnloads = holds
+        guard !holds else { return }
+        let held = heldUnloads
+        heldUnloads = []
+        for unload in held { unload.resume() }
+    }
+
+    /// How many unloads wait to be released.
+    var heldUnloadCount: Int { heldUnloads.count }
+
+    func unload(_ partition: String) async {
+        unloaded.append(partition)
+        if holdsUnloads { await withCheckedContinuation { heldUnloads.append($0) } }
+    }
+
     func summaries(of partition: String) throws -> [StoredChangesetSummary] {
+        loaded.append(partition)
         if failsLoads { throw Failure() }
         return (logs[partition] ?? []).map(\.summary)
     }

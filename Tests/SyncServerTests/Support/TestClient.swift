@@ -8,9 +8,13 @@ final class TestClient: Sendable {
     let inbox = EventInbox()
     private let reader: Task<Void, Never>
 
-    /// Connects to `server` and waits for `.opened`.
-    init(_ server: SyncServer) async throws {
-        let connection = InMemoryTransport().connect(to: server.endpoint)
+    /// Connects to `server` in process and waits for `.opened`.
+    convenience init(_ server: SyncServer) async throws {
+        try await self.init(connection: InMemoryTransport().connect(to: server.endpoint))
+    }
+
+    /// Reads `connection` (over any transport) and waits for `.opened`.
+    init(connection: any SyncClientConnection) async throws {
         let inbox = self.inbox
         self.connection = connection
         reader = Task {
@@ -26,7 +30,15 @@ final class TestClient: Sendable {
         to server: SyncServer,
         credential: WireCredential = .anonymous
     ) async throws -> TestClient {
-        let client = try await TestClient(server)
+        try await welcomed(on: InMemoryTransport().connect(to: server.endpoint), credential: credential)
+    }
+
+    /// Reads `connection`, says hello with `credential`, and requires `welcome`.
+    static func welcomed(
+        on connection: any SyncClientConnection,
+        credential: WireCredential = .anonymous
+    ) async throws -> TestClient {
+        let client = try await TestClient(connection: connection)
         client.send(.hello(Hello(credential: credential)))
         let answer = try await client.next()
         try #require(answer == .welcome(protocolVersion: WireProtocol.version))
@@ -37,7 +49,7 @@ final class TestClient: Sendable {
 
     func send(_ message: ClientMessage) { connection.send(message) }
 
-    /// The next event, waiting up to 10 s.
+    /// The next event, waiting up to 60 s (generous: the whole suite runs in parallel, under TSan too).
     func nextEvent() async throws -> SyncTransportEvent {
         var event: SyncTransportEvent?
         try await waitUntil("the next event") {

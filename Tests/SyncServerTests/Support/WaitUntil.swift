@@ -8,7 +8,7 @@ struct WaitTimedOut: Error, CustomStringConvertible {
 /// not a measurement).
 func waitUntil(
     _ what: String,
-    seconds: Double = 10,
+    seconds: Double = 60,
     _ condition: () async throws -> Bool
 ) async throws {
     let clock = ContinuousClock()

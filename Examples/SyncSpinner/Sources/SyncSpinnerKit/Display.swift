@@ -80,11 +80,11 @@ final class Display: @unchecked Sendable {
         if terminal.isTerminal { draw() } else { terminal.printLine("\(app): \(state)") }
     }
 
-    /// The reader holds the whole workload: the line shows it complete, whatever the throttled stream last
-    /// delivered.
-    func complete() {
+    /// The reader holds the whole workload, `seconds` after the start: the line shows it complete, whatever
+    /// the throttled stream last delivered, with the time the summary gives too.
+    func complete(after seconds: Double) {
         snapshot.syncedBytes = snapshot.totalBytes
-        if terminal.isTerminal { draw() } else { terminal.printLine(plain()) }
+        if terminal.isTerminal { draw(elapsed: seconds) } else { terminal.printLine(plain(elapsed: seconds)) }
     }
 
     /// Ends the status line and restores the cursor; later updates are ignored.
@@ -102,18 +102,20 @@ final class Display: @unchecked Sendable {
     /// The bytes the reader holds so far, and of how many.
     var synced: (bytes: Int, total: Int) { (snapshot.syncedBytes, snapshot.totalBytes) }
 
-    private var elapsed: Double {
+    /// Seconds since the display was made (the start of the run): the time shown on each plain line and
+    /// in the summary.
+    var elapsed: Double {
         let duration = ContinuousClock.now - startedAt
         return Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }
 
-    private func draw() {
-        snapshot.elapsedSeconds = elapsed
+    private func draw(elapsed seconds: Double? = nil) {
+        snapshot.elapsedSeconds = seconds ?? elapsed
         terminal.redraw(line.render(snapshot))
     }
 
-    private func plain() -> String {
-        snapshot.elapsedSeconds = elapsed
-        return String(format: "%.1f s  ", snapshot.elapsedSeconds) + line.render(snapshot)
+    private func plain(elapsed seconds: Double? = nil) -> String {
+        snapshot.elapsedSeconds = seconds ?? elapsed
+        return String(format: "%.2f s  ", snapshot.elapsedSeconds) + line.render(snapshot)
     }
 }

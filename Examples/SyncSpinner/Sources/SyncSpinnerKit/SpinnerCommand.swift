@@ -94,9 +94,9 @@ final class SpinnerRun: Sendable {
     private func sync() async throws(SyncError) -> SpinnerCommand.Status {
         let server: SyncServer?
         let endpoint: SyncEndpoint
-        if let address = options.server {
+        if let remote = options.server {
             server = nil
-            endpoint = .webSocket(host: address.host, port: address.port)
+            endpoint = remote
         } else {
             do {
                 server = try await SyncServer.embedded(configuration: .init(logLevel: options.logLevel))
@@ -119,15 +119,22 @@ final class SpinnerRun: Sendable {
             display.note(
                 "sync-spinner: \(workload.count) changesets, \(StatusLine.megabytes(workload.totalBytes)) MB "
                     + "(seed \(workload.seed)) from a writer to a reader through "
-                    + (options.server.map { "ws://\($0.host):\($0.port)" } ?? "an embedded server"))
+                    + (options.server?.url ?? "an embedded server"))
         }
 
-        // The writer: offline first if asked, then it writes the workload (durable at once) and uploads.
-        let writer = try await writerApp.login(credentials).openSession(partition: partition)
-        if options.offlineSeconds > 0 { writer.suspend() }
+        // The writer: offline first if asked (opened suspended, so it does not connect before it is
+        // resumed), then it writes the workload (durable at once) and uploads.
+        let writer = try await writerApp.login(credentials).openSession(
+            partition: partition, suspended: options.offlineSeconds > 0)
         watch("writer", writer.connectionState, into: &tokens)
         display.queue.async { self.display.startRedrawing() }
-        for index in 0..<workload.count { try await writer.write(workload.changeset(index)) }
+        // What the reader must end up with: the same changesets, in this order.
+        var expected = ChangesetChecksum()
+        for index in 0..<workload.count {
+            let changeset = workload.changeset(index)
+            expected.add(changeset)
+            try await writer.write(changeset)
+        }
 
         // The reader: its initial download as a progress bar (`.forCurrentlyOutstandingWork`), and what it
         // receives, in server order, into a checksum.
@@ -158,21 +165,19 @@ final class SpinnerRun: Sendable {
             .subscribe { upload, download in display.update(upload: upload, download: download) }
             .store(in: &tokens)
 
-        let started = ContinuousClock.now
         if options.offlineSeconds > 0 {
             try? await Task.sleep(for: .seconds(options.offlineSeconds))
             writer.resume()
         }
         for await _ in everything.stream {}
-        let seconds = (ContinuousClock.now - started).seconds
+        // From the same start as the progress lines' times (the start of the run); the last line shows it.
+        let seconds = display.queue.sync { display.elapsed }
 
         // Exactly what the writer wrote, in server order.
-        var expected = ChangesetChecksum()
-        for index in 0..<workload.count { expected.add(workload.changeset(index)) }
         let received = outcome.withLock { $0 }
         let status: SpinnerCommand.Status
         if received.checksum == expected {
-            display.queue.sync { display.complete() }
+            display.queue.sync { display.complete(after: seconds) }
             status = finish(
                 .synced,
                 message: StatusLine.summary(
@@ -286,9 +291,4 @@ final class SpinnerRun: Sendable {
             try? FileManager.default.removeItem(at: directory)
         }
     }
-}
-
-extension Duration {
-    /// The duration in seconds.
-    var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
 }

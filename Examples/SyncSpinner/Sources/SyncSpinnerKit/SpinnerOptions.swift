@@ -14,8 +14,9 @@ public struct SpinnerOptions: Sendable, Equatable {
     public var timeoutSeconds = 120.0
     /// Keep the temporary directory instead of removing it at exit.
     public var keep = false
-    /// A running `sync-server` to sync through instead of an embedded server.
-    public var server: (host: String, port: Int)?
+    /// A running `sync-server` to sync through instead of an embedded server (`--server ws://host:port`,
+    /// read with `SyncEndpoint(url:)`).
+    public var server: SyncEndpoint?
     /// The API key to log in with (anonymous without one).
     public var apiKey: String?
     /// How much the engine logs to standard error.
@@ -28,7 +29,7 @@ public struct SpinnerOptions: Sendable, Equatable {
     public static func == (lhs: SpinnerOptions, rhs: SpinnerOptions) -> Bool {
         lhs.changesets == rhs.changesets && lhs.totalBytes == rhs.totalBytes && lhs.seed == rhs.seed
             && lhs.offlineSeconds == rhs.offlineSeconds && lhs.timeoutSeconds == rhs.timeoutSeconds
-            && lhs.keep == rhs.keep && lhs.server?.host == rhs.server?.host && lhs.server?.port == rhs.server?.port
+            && lhs.keep == rhs.keep && lhs.server == rhs.server
             && lhs.apiKey == rhs.apiKey && lhs.logLevel == rhs.logLevel && lhs.showHelp == rhs.showHelp
     }
 
@@ -46,7 +47,7 @@ public struct SpinnerOptions: Sendable, Equatable {
 
         options:
           --changesets N        changesets to write (default: 200)
-          --size BYTES          their total size in bytes, mixed sizes (default: 8000000)
+          --size BYTES          their total size in bytes, in sizes of 1 KiB to 256 KiB (default: 8000000)
           --seed N              seed of the workload (default: 1)
           --offline-for SECONDS start the writer offline for this long, then resume (default: 0)
           --timeout SECONDS     give up after this long, exit status 1 (default: 120)
@@ -88,7 +89,12 @@ public struct SpinnerOptions: Sendable, Equatable {
             case "--keep":
                 options.keep = true
             case "--server":
-                options.server = try serverAddress(try value(for: argument))
+                let text = try value(for: argument)
+                do throws(SyncEndpointURLError) {
+                    options.server = try SyncEndpoint(url: text)
+                } catch {
+                    throw UsageError(message: "--server needs ws://host:port: \(error)")
+                }
             case "--api-key":
                 let key = try value(for: argument)
                 guard !key.isEmpty else { throw UsageError(message: "--api-key needs a key") }
@@ -109,7 +115,9 @@ public struct SpinnerOptions: Sendable, Equatable {
         guard options.totalBytes >= options.changesets else {
             throw UsageError(message: "--size must be at least one byte per changeset (\(options.changesets))")
         }
-        guard options.totalBytes / options.changesets <= WireProtocol.maximumChangesetSize else {
+        // The largest changeset of a workload is at most 256 KiB or the average rounded up.
+        guard (options.totalBytes + options.changesets - 1) / options.changesets <= WireProtocol.maximumChangesetSize
+        else {
             throw UsageError(
                 message: "--size allows at most \(WireProtocol.maximumChangesetSize) bytes per changeset on average")
         }
@@ -130,30 +138,5 @@ public struct SpinnerOptions: Sendable, Equatable {
             throw UsageError(message: "\(option) needs a number of seconds\(allowZero ? "" : " above 0"), not \(text)")
         }
         return number
-    }
-
-    /// `ws://host:port` (an IPv6 host in brackets).
-    static func serverAddress(_ text: String) throws(UsageError) -> (host: String, port: Int) {
-        let bad = UsageError(message: "--server needs ws://host:port, not \(text)")
-        guard text.hasPrefix("ws://") else { throw bad }
-        var rest = text.dropFirst("ws://".count)
-        if rest.hasSuffix("/") { rest = rest.dropLast() }
-        let host: Substring
-        let portText: Substring
-        if rest.hasPrefix("[") {
-            guard let close = rest.firstIndex(of: "]"), rest[rest.index(after: close)...].hasPrefix(":") else {
-                throw bad
-            }
-            host = rest[rest.index(after: rest.startIndex)..<close]
-            portText = rest[rest.index(close, offsetBy: 2)...]
-        } else {
-            guard let colon = rest.lastIndex(of: ":") else { throw bad }
-            host = rest[..<colon]
-            portText = rest[rest.index(after: colon)...]
-        }
-        guard !host.isEmpty, !host.contains("/"), let port = Int(portText), (1...65_535).contains(port) else {
-            throw bad
-        }
-        return (String(host), port)
     }
 }

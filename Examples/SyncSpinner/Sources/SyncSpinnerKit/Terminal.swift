@@ -6,7 +6,8 @@ import Foundation
     import Darwin
 #endif
 
-/// Standard output as the spinner uses it: whether it is a terminal, whether to colour, how wide it is.
+/// The spinner's output (standard output unless told otherwise): whether it is a terminal, whether to
+/// colour, how wide it is.
 ///
 /// - A terminal (`isatty`): the status line is redrawn in place (`\r`, erase line), the cursor hidden while
 ///   drawing; colour unless `NO_COLOR` is set (to anything) or `TERM` is `dumb`; with `TERM=dumb` no escape
@@ -16,15 +17,26 @@ import Foundation
 ///
 /// Not thread-safe: the spinner uses it from its UI queue only.
 public final class Terminal {
+    /// Whether the output is a terminal (`isatty`).
     public let isTerminal: Bool
+    /// Whether escape sequences are written: on a terminal whose `TERM` is not `dumb`.
     public let usesEscapes: Bool
+    /// Whether the line is coloured: escape sequences are written and `NO_COLOR` is not set (to anything,
+    /// even the empty string).
     public let colour: Bool
+    /// The terminal's width in columns (80 until read; not read when the output is not a terminal).
     public private(set) var columns: Int
+    /// The descriptor written to.
+    public let descriptor: Int32
     private var cursorHidden = false
     private var lastLineWidth = 0
 
-    public init(environment: [String: String] = ProcessInfo.processInfo.environment) {
-        isTerminal = isatty(STDOUT_FILENO) == 1
+    /// The terminal on `descriptor` (default: standard output), styled for `environment`.
+    public init(
+        environment: [String: String] = ProcessInfo.processInfo.environment, descriptor: Int32 = STDOUT_FILENO
+    ) {
+        self.descriptor = descriptor
+        isTerminal = isatty(descriptor) == 1
         let dumb = environment["TERM"] == "dumb"
         usesEscapes = isTerminal && !dumb
         colour = usesEscapes && environment["NO_COLOR"] == nil
@@ -36,7 +48,7 @@ public final class Terminal {
     public func refreshWidth() {
         guard isTerminal else { return }
         var size = winsize()
-        if ioctl(STDOUT_FILENO, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 { columns = Int(size.ws_col) }
+        if ioctl(descriptor, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 { columns = Int(size.ws_col) }
     }
 
     /// Redraws the status line in place, cut to the width (one column short, so the cursor never wraps).
@@ -80,12 +92,12 @@ public final class Terminal {
         }
     }
 
-    /// Writes `text` to standard output at once (unbuffered).
+    /// Writes `text` to the output at once (unbuffered).
     public func write(_ text: String) {
         let bytes = Array(text.utf8)
         var offset = 0
         while offset < bytes.count {
-            let written = bytes[offset...].withUnsafeBytes { systemWrite(STDOUT_FILENO, $0.baseAddress, $0.count) }
+            let written = bytes[offset...].withUnsafeBytes { systemWrite(descriptor, $0.baseAddress, $0.count) }
             if written < 0 {
                 if errno == EINTR { continue }
                 return

@@ -1,31 +1,80 @@
 import Foundation
 
-/// The changesets the writer writes: `count` of mixed sizes adding up to `totalBytes`, their sizes and
-/// bytes drawn from a seeded generator, so a run is reproducible.
+/// The changesets the writer writes: `count` of mixed sizes adding up to exactly `totalBytes`, their sizes
+/// and bytes drawn from a seeded generator, so a run is reproducible.
 ///
-/// Sizes are proportional to weights drawn from 1…256 (so, at the defaults, 1 KB to 256 KB), the last one
-/// taking the rounding; every changeset has at least one byte.
+/// Sizes lie in `sizeBounds(count:totalBytes:)` — 1 KiB … 256 KiB whenever the average size allows it
+/// (the default, 200 changesets of 8 MB, averages 40 KB) — and are drawn log-uniformly between those
+/// bounds (as many small changesets as large ones per doubling), then scaled so that they add up to
+/// `totalBytes`: sizes the scaling pushes past a bound are held at it and the rest scaled again, then
+/// the rounding is spread one byte at a time.
 public struct Workload: Sendable {
     public let sizes: [Int]
     public let seed: UInt64
 
+    /// The smallest changeset: 1 KiB, unless the average is below that.
+    public static let smallest = 1024
+    /// The largest changeset: 256 KiB, unless the average is above that.
+    public static let largest = 256 * 1024
+
+    /// The bounds every size of a workload of `count` changesets and `totalBytes` lies in: 1 KiB …
+    /// 256 KiB; when the average is below 4 KiB the lower bound is a quarter of it (at least one byte),
+    /// and when it is above 256 KiB the upper bound is the average (rounded up), so that `count` sizes
+    /// within them can always add up to `totalBytes`.
+    public static func sizeBounds(count: Int, totalBytes: Int) -> ClosedRange<Int> {
+        precondition(count > 0 && totalBytes >= count, "at least one byte per changeset")
+        let lower = min(smallest, max(1, totalBytes / count / 4))
+        let upper = max(largest, (totalBytes + count - 1) / count)
+        return lower...upper
+    }
+
+    /// A workload of `count` changesets (≥ 1) holding `totalBytes` (≥ `count`) together.
     public init(count: Int, totalBytes: Int, seed: UInt64) {
+        let bounds = Self.sizeBounds(count: count, totalBytes: totalBytes)
         var generator = SeededGenerator(seed: seed)
-        let weights = (0..<count).map { _ in Int(generator.next() % 256) + 1 }
-        let weightSum = weights.reduce(0, +)
-        var sizes = weights.map { max(1, Int((Double(totalBytes) * Double($0) / Double(weightSum)).rounded(.down))) }
-        var excess = sizes.reduce(0, +) - totalBytes
-        // Take back what the minimum of one byte added, from the largest, then give the rounding to the last.
-        var index = 0
-        while excess > 0, index < sizes.count {
-            let largest = sizes.indices.max { sizes[$0] < sizes[$1] } ?? 0
-            let taken = min(excess, sizes[largest] - 1)
-            sizes[largest] -= taken
-            excess -= taken
-            index += 1
+        // Log-uniform in [lower, upper].
+        let logLower = log(Double(bounds.lowerBound))
+        let logUpper = log(Double(bounds.upperBound))
+        var sizes = (0..<count).map { _ -> Double in
+            let unit = Double(generator.next() >> 11) / Double(1 << 53)
+            return exp(logLower + (logUpper - logLower) * unit)
         }
-        if excess < 0 { sizes[sizes.count - 1] -= excess }
-        self.sizes = sizes
+        // Scale the free sizes to the total; hold those that cross a bound at it, and scale again.
+        var held = [Bool](repeating: false, count: count)
+        for _ in 0..<count {
+            let heldBytes = sizes.indices.reduce(0.0) { held[$1] ? $0 + sizes[$1] : $0 }
+            let freeBytes = sizes.indices.reduce(0.0) { held[$1] ? $0 : $0 + sizes[$1] }
+            guard freeBytes > 0 else { break }
+            let scale = (Double(totalBytes) - heldBytes) / freeBytes
+            var newlyHeld = false
+            for index in sizes.indices where !held[index] {
+                sizes[index] *= scale
+                if sizes[index] <= Double(bounds.lowerBound) || sizes[index] >= Double(bounds.upperBound) {
+                    sizes[index] = min(max(sizes[index], Double(bounds.lowerBound)), Double(bounds.upperBound))
+                    held[index] = true
+                    newlyHeld = true
+                }
+            }
+            if !newlyHeld { break }
+        }
+        // Whole bytes: round down, then give (or take) the difference one byte at a time, largest
+        // remainders first, never leaving the bounds.
+        var whole = sizes.map { min(max(Int($0.rounded(.down)), bounds.lowerBound), bounds.upperBound) }
+        var difference = totalBytes - whole.reduce(0, +)
+        let byRemainder = sizes.indices.sorted {
+            sizes[$0] - sizes[$0].rounded(.down) > sizes[$1] - sizes[$1].rounded(.down)
+        }
+        while difference != 0 {
+            let step = difference > 0 ? 1 : -1
+            var moved = false
+            for index in byRemainder where difference != 0 && bounds.contains(whole[index] + step) {
+                whole[index] += step
+                difference -= step
+                moved = true
+            }
+            precondition(moved, "the bounds admit the total")
+        }
+        self.sizes = whole
         self.seed = seed
     }
 

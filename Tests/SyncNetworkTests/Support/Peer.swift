@@ -1,0 +1,75 @@
+import Foundation
+import SyncStreams
+import SyncWire
+
+@testable import SyncNetwork
+
+/// A well-behaved client connection for tests: reads its events into a list as they arrive, and hands
+/// them out one by one with a deadline.
+final class Peer: Sendable {
+    struct TimedOut: Error, CustomStringConvertible {
+        let what: String
+        var description: String { "timed out waiting for \(what)" }
+    }
+
+    let connection: any SyncClientConnection
+    private let events = Locked<(queued: [SyncTransportEvent], ended: Bool)>(([], false))
+    private let reader: Task<Void, Never>
+
+    /// Connects with `transport` and starts reading (call `welcome()` next).
+    init(_ endpoint: SyncEndpoint, transport: WebSocketTransport = WebSocketTransport()) {
+        let connection = transport.connect(to: endpoint)
+        self.connection = connection
+        let events = self.events
+        reader = Task {
+            for await event in connection.events { events.withLock { $0.queued.append(event) } }
+            events.withLock { $0.ended = true }
+        }
+    }
+
+    deinit { reader.cancel() }
+
+    /// The next event, waiting at most `seconds`.
+    func next(seconds: Double = 20) async throws -> SyncTransportEvent {
+        let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
+        while ContinuousClock.now < deadline {
+            let event = events.withLock { events -> SyncTransportEvent? in
+                events.queued.isEmpty ? nil : events.queued.removeFirst()
+            }
+            if let event { return event }
+            try await Task.sleep(for: .milliseconds(2))
+        }
+        throw TimedOut(what: "the next event")
+    }
+
+    /// Requires `.opened`, says hello, requires `welcome`.
+    func welcome() async throws {
+        guard try await next() == .opened else { throw TimedOut(what: ".opened") }
+        connection.send(.hello(Hello(credential: .anonymous)))
+        guard try await next() == .message(.welcome(protocolVersion: WireProtocol.version)) else {
+            throw TimedOut(what: "welcome")
+        }
+    }
+
+    /// Pings and returns whether the next event is the pong.
+    func pings(id: UInt64) async throws -> Bool {
+        connection.send(.ping(id: id))
+        return try await next() == .message(.pong(id: id))
+    }
+
+    /// The next event, which must be a download.
+    func nextDownload() async throws -> Download {
+        let event = try await next()
+        guard case .message(.download(let download)) = event else { throw TimedOut(what: "a download, not \(event)") }
+        return download
+    }
+}
+
+/// Polls `condition` until it holds, or throws after `seconds` (a generous deadline, not a measurement).
+func eventually(_ what: String, seconds: Double = 20, _ condition: () async throws -> Bool) async throws {
+    let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
+    while try await !condition() {
+        guard ContinuousClock.now < deadline else { throw Peer.TimedOut(what: what) }
+        try await Task.sleep(for: .milliseconds(2))
+    }
+}
