@@ -25,6 +25,11 @@ enum DeliveryAction<Output: Sendable, Failure: Error> {
     case none
     /// Deliver this event (serial number `serial`) to these subscribers, then ask `next()` for more.
     case deliver(DeliveryEvent<Output, Failure>, BorrowedSubscribers<Output, Failure>, serial: UInt32)
+    /// Deliver these values, in order, to these subscribers (one at most), then ask `next()` for more:
+    /// a run of queued values taken in one critical section (see `DeliveryState.popForDelivery`).
+    /// `serial` is the serial number of the last.
+    case deliverValues(
+        ContiguousArray<DeliveryEvent<Output, Failure>>, BorrowedSubscribers<Output, Failure>, serial: UInt32)
     /// Ask the executor to run a drain (a drain is scheduled: the relay stays claimed until it runs).
     case schedule
 }
@@ -37,30 +42,39 @@ enum DeliveryAction<Output: Sendable, Failure: Error> {
 /// the owning relay's lock and returns what to do next; the relay performs it after unlocking.
 ///
 /// Fairness: a drain is bounded. A drain scheduled on an executor delivers what was queued when it
-/// started, then schedules the rest as a new job (so other work on that executor interleaves). An inline
-/// drain (on the sending thread) delivers its own thread's events without limit, but once other threads
-/// have queued more than `inlineForeignBudget` events during it, it hands the rest to a scheduled drain
-/// and returns — a thread that sent one value is never held delivering a fast producer's values forever.
+/// started plus at most `scheduledExtraBudget` events that arrive meanwhile, then schedules the rest as a
+/// new job (so other work on that executor interleaves). An inline drain (on the sending thread) delivers
+/// its own thread's events without limit, but once other threads have queued more than
+/// `inlineForeignBudget` events during it, it hands the rest to a scheduled drain and returns — a thread
+/// that sent one value is never held delivering a fast producer's values forever.
 @usableFromInline
 struct DeliveryState<Output: Sendable, Failure: Error> {
     @usableFromInline var subscribers = SubscriberList<Output, Failure>()
     @usableFromInline var queue = FIFO<DeliveryEvent<Output, Failure>>()
     /// A drain is running or scheduled.
-    @usableFromInline var isDraining = false
+    /// Who drains: 0 nobody (idle), 1 a thread inline, 2 a job that is scheduled but not running yet,
+    /// 3 a scheduled job running. One byte, so starting and ending a drain are one store each.
+    @usableFromInline var drainMode: UInt8 = 0
+    /// A drain is running or scheduled.
+    @inlinable var isDraining: Bool { drainMode != 0 }
+    /// The running drain was scheduled (on the relay's executor, or as a hand-over).
+    @inlinable var isScheduledDrain: Bool { drainMode == 3 }
+    /// A drain is running (inline or as a job) on some thread.
+    @inlinable var isDrainRunning: Bool { drainMode & 1 == 1 }
     /// The thread running the drain; nil while idle or while a drain is scheduled but not yet running.
-    @usableFromInline var drainer: ThreadID?
+    @usableFromInline var drainer = ThreadID(raw: 0)
     /// The serial number of the event being delivered (incremented as each event starts).
     @usableFromInline var serial: UInt32 = 0
     /// The subscribers the event in flight is for (a borrowed view), or the one a targeted event is for.
     @usableFromInline var inFlight = BorrowedSubscribers<Output, Failure>.none
     /// Identity only (no reference: releasing under the lock could run a deinit).
     @usableFromInline var inFlightTarget: ObjectIdentifier?
-    /// The running drain was scheduled (on the relay's executor, or as a hand-over).
-    @usableFromInline var isScheduledDrain = false
     /// Events a scheduled drain may still deliver before it hands the rest to a new job.
     @usableFromInline var scheduledBudget = 0
     /// Events other threads queued while an inline drain ran.
     @usableFromInline var foreignEnqueued = 0
+    /// How many events the last delivery action carried (a run of values counts each).
+    @usableFromInline var eventsInFlight = 1
     /// Waiters registered for the end of the event in flight (a single-subscriber event).
     @usableFromInline var eventEndWaiters = 0
     /// A completion has been enqueued: nothing more is accepted.
@@ -71,8 +85,15 @@ struct DeliveryState<Output: Sendable, Failure: Error> {
     /// With `true`, a value still waiting in the queue is replaced by a newer one.
     @usableFromInline let conflatesValues: Bool
 
-    /// How many events other threads may queue during an inline drain before it hands the rest on.
-    @usableFromInline static var inlineForeignBudget: Int { 64 }
+    /// How many events other threads may queue during an inline drain before it hands the rest on. (A
+    /// hand-over costs a job — a dispatch and a thread wake-up, microseconds — so the budget is large
+    /// enough to make that a nanosecond per event, and small enough to bound the wait.)
+    @usableFromInline static var inlineForeignBudget: Int { 4_096 }
+
+    /// How many events a scheduled drain may deliver beyond those queued when it started before it hands
+    /// the rest to a new job: a producer about as fast as its consumer would otherwise cost a job every
+    /// few events.
+    @usableFromInline static var scheduledExtraBudget: Int { 4_096 }
 
     @inlinable
     init(conflatesValues: Bool = false) { self.conflatesValues = conflatesValues }
@@ -114,10 +135,11 @@ struct DeliveryState<Output: Sendable, Failure: Error> {
         return true
     }
 
-    /// Counts an event queued by another thread than the one draining inline.
+    /// Counts an event queued by another thread than the one draining inline. (A scheduled drain counts
+    /// nothing: its budget is set when it starts.)
     @inlinable @inline(__always)
     mutating func noteEnqueue() {
-        if isDraining, let drainer, drainer != .current { foreignEnqueued &+= 1 }
+        if drainMode == 1, drainer != .current { foreignEnqueued &+= 1 }
     }
 
     /// Attaches a subscriber, which first receives `initialValues` (in order), then every later event.
@@ -149,11 +171,12 @@ struct DeliveryState<Output: Sendable, Failure: Error> {
     /// drain is running or the event in flight does not include it.
     @inlinable
     func inFlightWait(for subscriber: Subscriber<Output, Failure>) -> InFlightWait? {
-        guard isDraining, drainer != nil else { return nil }
+        guard isDrainRunning else { return nil }
         if let target = inFlightTarget {
             return target == ObjectIdentifier(subscriber) ? .eventEnd(serial: serial) : nil
         }
         guard let index = inFlight.firstIndex(of: subscriber) else { return nil }
+        // One recipient (a single event, or a run of values): wait for the end of the event or the run.
         if inFlight.count == 1 { return .eventEnd(serial: serial) }
         return .position(serial: serial, index: UInt32(truncatingIfNeeded: index))
     }
@@ -162,13 +185,12 @@ struct DeliveryState<Output: Sendable, Failure: Error> {
     @inlinable
     mutating func claim(byExecutor: Bool) -> DeliveryAction<Output, Failure> {
         guard !isDraining, !queue.isEmpty else { return .none }
-        isDraining = true
         if byExecutor {
-            drainer = nil
+            drainMode = 2
             return .schedule
         }
+        drainMode = 1
         drainer = .current
-        isScheduledDrain = false
         foreignEnqueued = 0
         return popForDelivery()
     }
@@ -181,22 +203,28 @@ struct DeliveryState<Output: Sendable, Failure: Error> {
     ) -> (
         BorrowedSubscribers<Output, Failure>, serial: UInt32
     ) {
-        isDraining = true
+        drainMode = 1
         drainer = .current
-        isScheduledDrain = false
-        foreignEnqueued = 0
+        // (Compared before storing: on the send fast path both are almost always zero already, and a load
+        // is cheaper than a store here.)
+        if foreignEnqueued != 0 { foreignEnqueued = 0 }
         serial &+= 1
-        inFlightTarget = target
-        inFlight = target == nil ? subscribers.borrow() : .none
+        if let target {
+            inFlightTarget = target
+            inFlight = .none
+        } else {
+            if inFlightTarget != nil { inFlightTarget = nil }
+            inFlight = subscribers.borrow()
+        }
         return (inFlight, serial)
     }
 
     /// A scheduled drain starts running on the current thread: it may deliver what is queued now.
     @inlinable
     mutating func beginScheduledDrain() -> DeliveryAction<Output, Failure> {
+        drainMode = 3
         drainer = .current
-        isScheduledDrain = true
-        scheduledBudget = Swift.max(queue.count, 1)
+        scheduledBudget = queue.count + Self.scheduledExtraBudget
         return popForDelivery()
     }
 
@@ -215,32 +243,53 @@ struct DeliveryState<Output: Sendable, Failure: Error> {
         inFlight = .none
         inFlightTarget = nil
         if queue.isEmpty {
-            isDraining = false
-            drainer = nil
+            drainMode = 0
             return .none
         }
         if isScheduledDrain {
-            scheduledBudget -= 1
+            scheduledBudget -= eventsInFlight
             if scheduledBudget <= 0 {
-                drainer = nil
+                drainMode = 2
                 return .schedule
             }
         } else if foreignEnqueued > Self.inlineForeignBudget {
-            drainer = nil
+            drainMode = 2
             foreignEnqueued = 0
             return .schedule
         }
         return popForDelivery()
     }
 
+    /// The most values a run taken in one critical section may hold.
+    @usableFromInline static var runLimit: Int { 64 }
+
     @inlinable
     mutating func popForDelivery() -> DeliveryAction<Output, Failure> {
         guard let event = queue.popFirst() else {
-            isDraining = false
-            drainer = nil
+            drainMode = 0
             return .none
         }
         serial &+= 1
+        eventsInFlight = 1
+        if case .value = event, subscribers.count <= 1, case .value? = queue.first {
+            // With one subscriber at most, values waiting back to back are taken as one run: one critical
+            // section for many values instead of one each, which is what a consumer racing its producer for
+            // the lock pays for. Waiting stays precise: a waiter for the one subscriber waits for the end of
+            // the run, during which only its own callbacks run (each checks its cancellation first).
+            // A scheduled drain's run stays within its budget.
+            let limit = isScheduledDrain ? Swift.max(1, Swift.min(Self.runLimit, scheduledBudget)) : Self.runLimit
+            var run = ContiguousArray<DeliveryEvent<Output, Failure>>()
+            run.reserveCapacity(Swift.min(queue.count + 1, limit))
+            run.append(event)
+            while run.count < limit, case .value? = queue.first, let next = queue.popFirst() {
+                run.append(next)
+            }
+            serial &+= UInt32(truncatingIfNeeded: run.count - 1)
+            eventsInFlight = run.count
+            inFlight = subscribers.borrow()
+            inFlightTarget = nil
+            return .deliverValues(run, inFlight, serial: serial)
+        }
         switch event {
         case .value:
             inFlight = subscribers.borrow()

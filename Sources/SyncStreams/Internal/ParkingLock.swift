@@ -98,7 +98,13 @@ struct ParkingLock: ~Copyable, @unchecked Sendable {
                 {
                     return
                 }
-                if attempt < Self.spins { csyncstreams_spin_hint() } else { sched_yield() }
+                if attempt < Self.tightSpins {
+                    continue  // the holder is a few instructions from unlocking: try again at once
+                } else if attempt < Self.spins {
+                    csyncstreams_spin_hint()
+                } else {
+                    sched_yield()
+                }
             }
             words[1].wrappingAdd(1, ordering: .relaxed)
             AsymmetricFence.heavy()
@@ -111,9 +117,11 @@ struct ParkingLock: ~Copyable, @unchecked Sendable {
             }
         }
 
-        /// Busy-wait rounds before yielding, and yields before sleeping.
-        @usableFromInline static var spins: Int { 40 }
-        @usableFromInline static var yields: Int { 8 }
+        /// Busy-wait rounds before yielding (the first ones without even a pause), and yields before
+        /// sleeping.
+        @usableFromInline static var tightSpins: Int { 32 }
+        @usableFromInline static var spins: Int { 32 }
+        @usableFromInline static var yields: Int { 224 }
     #endif
 
     @inlinable @inline(__always)

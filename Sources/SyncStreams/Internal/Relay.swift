@@ -1,6 +1,14 @@
 import Dispatch
 import Synchronization
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// Lock + `DeliveryState` + the drain loop: the engine under every subject and every operator that has
 /// state or delivers from more than one thread.
 ///
@@ -24,6 +32,8 @@ final class Relay<Output: Sendable, Failure: Error, Extra>: @unchecked Sendable 
     // @unchecked Sendable: `guarded` is only touched with `lock` held; the borrowed subscriber views a
     // drain reads outside the lock are immutable while borrowed (see `SubscriberList`); `executor` is
     // immutable and Sendable. Exclusivity is checked by the lock, so the runtime check is turned off.
+    /// Whether drains run on `executor` (read first on every send: kept at the front of the object).
+    @usableFromInline let hasExecutor: Bool
     /// The relay's lock: see `ParkingLock`. Never held while calling out.
     @usableFromInline let lock = ParkingLock()
     /// Where the drain is calling, for precise waiting.
@@ -33,7 +43,6 @@ final class Relay<Output: Sendable, Failure: Error, Extra>: @unchecked Sendable 
     /// so the only stored access is to this non-empty struct.
     @exclusivity(unchecked) @usableFromInline var guarded: Guarded
     @usableFromInline let executor: (any StreamExecutor)?
-    @usableFromInline let hasExecutor: Bool
 
     /// - Parameters:
     ///   - extra: The owner's own state, guarded by the relay's lock.
@@ -102,14 +111,21 @@ final class Relay<Output: Sendable, Failure: Error, Extra>: @unchecked Sendable 
     /// changes), delivered after unlocking, and its effect is returned for the operator to perform
     /// outside the lock.
     @inlinable
+    @inline(__always)
     func step<Effect>(_ body: (inout Extra) -> OperatorAction<Output, Failure, Effect>) -> Effect? {
         lock.lock()
         let action = body(&guarded.extra)
-        if let value = action.value, action.completion == nil {
+        if _fastPath(action.completion == nil), let value = action.value {
             // The common shape (one value, no completion): `send`'s fast path.
             sendLocked(value)
             return action.effect
         }
+        return stepWithoutFastPath(action)
+    }
+
+    /// The rest of `step`, with the lock held: enqueue what the action emits, then deliver it.
+    @inlinable
+    func stepWithoutFastPath<Effect>(_ action: OperatorAction<Output, Failure, Effect>) -> Effect? {
         var replaced: DeliveryEvent<Output, Failure>?
         if let value = action.value { guarded.delivery.enqueue(value, replaced: &replaced) }
         if let completion = action.completion { guarded.delivery.enqueue(completion: completion) }
@@ -147,13 +163,9 @@ final class Relay<Output: Sendable, Failure: Error, Extra>: @unchecked Sendable 
     ///
     /// Fast path: an idle relay without an executor has an empty queue (an idle relay with queued events
     /// would have claimed a drain), so the value is delivered directly, without passing through the queue.
-    @inlinable
+    @inlinable @inline(__always)
     func sendLocked(_ value: Output) {
-        if !hasExecutor && !guarded.delivery.isDraining {
-            guard !guarded.delivery.isTerminated else {
-                lock.unlock()
-                return
-            }
+        if _fastPath(!hasExecutor && !guarded.delivery.isDraining && !guarded.delivery.isTerminated) {
             let (subscribers, serial) = guarded.delivery.claimForDirectDelivery()
             lock.unlock()
             CallbackScope.enter()
@@ -161,6 +173,13 @@ final class Relay<Output: Sendable, Failure: Error, Extra>: @unchecked Sendable 
             continueDraining()
             return
         }
+        enqueueLocked(value)
+    }
+
+    /// `sendLocked` when the value goes through the queue (a drain runs or is scheduled, or the relay has
+    /// an executor), or is dropped (after a completion). Releases the lock.
+    @inlinable
+    func enqueueLocked(_ value: Output) {
         var replaced: DeliveryEvent<Output, Failure>?
         guarded.delivery.enqueue(value, replaced: &replaced)
         let action = guarded.delivery.claim(byExecutor: hasExecutor)
@@ -333,6 +352,10 @@ final class Relay<Output: Sendable, Failure: Error, Extra>: @unchecked Sendable 
             CallbackScope.enter()
             deliver(event, to: subscribers, serial: serial)
             continueDraining()
+        case .deliverValues(let run, let subscribers, _):
+            CallbackScope.enter()
+            deliver(run, to: subscribers)
+            continueDraining()
         }
     }
 
@@ -354,17 +377,47 @@ final class Relay<Output: Sendable, Failure: Error, Extra>: @unchecked Sendable 
         lock.lock()
         let action = guarded.delivery.beginScheduledDrain()
         lock.unlock()
-        if case .deliver(let event, let subscribers, let serial) = action {
+        switch action {
+        case .deliver(let event, let subscribers, let serial):
             CallbackScope.enter()
             deliver(event, to: subscribers, serial: serial)
             continueDraining()
+        case .deliverValues(let run, let subscribers, _):
+            CallbackScope.enter()
+            deliver(run, to: subscribers)
+            continueDraining()
+        case .none, .schedule:
+            return
         }
     }
 
     /// The drainer finished an event: deliver the next ones until the queue is empty or the drain's
     /// budget is spent (then the rest is scheduled). Leaves the callback scope the drain entered.
-    @inlinable
+    @inlinable @inline(__always)
     func continueDraining() {
+        lock.lock()
+        // Fast path: nothing was queued or retired meanwhile and nobody waits, in an inline drain: the
+        // relay simply goes idle. (`inFlight` and `inFlightTarget` are left as they are: read only while
+        // a drain runs, and set afresh when the next event starts.)
+        if _fastPath(
+            guarded.delivery.drainMode == 1 && guarded.delivery.queue.isEmpty
+                && guarded.delivery.subscribers.hasNoLeftovers && guarded.delivery.eventEndWaiters == 0)
+        {
+            guarded.delivery.subscribers.isBorrowed = false
+            guarded.delivery.drainMode = 0
+            lock.unlock()
+            CallbackScope.leave()
+            return
+        }
+        lock.unlock()
+        continueDrainingSlowly()
+    }
+
+    /// The drain loop beyond the inline fast path: more events, leftovers to dispose of, waiters to wake,
+    /// a scheduled drain's lingering and budget.
+    @inlinable
+    func continueDrainingSlowly() {
+        var lingered = 0
         while true {
             lock.lock()
             // Fast path: nothing was queued or retired meanwhile, so the relay simply goes idle.
@@ -374,9 +427,17 @@ final class Relay<Output: Sendable, Failure: Error, Extra>: @unchecked Sendable 
                 guarded.delivery.queue.isEmpty && guarded.delivery.subscribers.hasNoLeftovers
                     && guarded.delivery.eventEndWaiters == 0)
             {
+                if guarded.delivery.isScheduledDrain && lingered < Self.lingerRounds {
+                    // A job that emptied the queue yields the processor and looks again before it ends: a
+                    // producer about as fast as its consumer then costs no new job (a dispatch and a thread
+                    // wake-up, microseconds) every few values.
+                    lock.unlock()
+                    lingered += 1
+                    sched_yield()
+                    continue
+                }
                 guarded.delivery.subscribers.isBorrowed = false
-                guarded.delivery.isDraining = false
-                guarded.delivery.drainer = nil
+                guarded.delivery.drainMode = 0
                 lock.unlock()
                 CallbackScope.leave()
                 return
@@ -391,6 +452,8 @@ final class Relay<Output: Sendable, Failure: Error, Extra>: @unchecked Sendable 
             switch action {
             case .deliver(let event, let subscribers, let serial):
                 deliver(event, to: subscribers, serial: serial)
+            case .deliverValues(let run, let subscribers, _):
+                deliver(run, to: subscribers)
             case .schedule:
                 CallbackScope.leave()
                 scheduleDrain()
@@ -401,6 +464,9 @@ final class Relay<Output: Sendable, Failure: Error, Extra>: @unchecked Sendable 
             }
         }
     }
+
+    /// How many times a job that emptied the queue yields and looks again before it ends.
+    @inlinable static var lingerRounds: Int { 2 }
 
     /// Delivers one event to borrowed subscribers (see `forEach` for what it publishes). Outside the lock.
     @inlinable
@@ -421,6 +487,22 @@ final class Relay<Output: Sendable, Failure: Error, Extra>: @unchecked Sendable 
         case .targeted(let subscriber, let values, let completion):
             for value in values { subscriber.receive(value) }
             if let completion { subscriber.receive(completion: completion) }
+        }
+    }
+
+    /// Delivers a run of values, in order, to the borrowed subscriber (one at most; see
+    /// `DeliveryState.popForDelivery`), each to it only if it was attached before the value was sent.
+    @inlinable
+    func deliver(
+        _ run: ContiguousArray<DeliveryEvent<Output, Failure>>,
+        to subscribers: BorrowedSubscribers<Output, Failure>
+    ) {
+        guard let base = subscribers.base, subscribers.count == 1 else { return }
+        base[0]._withUnsafeGuaranteedRef { subscriber in
+            for event in run {
+                guard case .value(let value, let generation) = event else { continue }
+                if subscriber.generation < generation { subscriber.receive(value) }
+            }
         }
     }
 

@@ -42,20 +42,39 @@ import Testing
         let executor = TestExecutor()
         let subject = PassthroughSubject<Int, Never>()
         let received = LockedBox<[Int]>([])
+        let queued = 1_000
+        let budget = DeliveryState<Int, Never>.scheduledExtraBudget
+        let arriving = budget + 10  // more arrive while the job runs than its extra budget
         let token = subject.observe(on: executor).subscribe { value in
             received.mutate { $0.append(value) }
             if value == 1 {
-                subject.send(4)  // queued while the job runs: for the next job
-                subject.send(5)
+                for extra in 1...arriving { subject.send(queued + extra) }
             }
         }
-        for value in 1...3 { subject.send(value) }
+        for value in 1...queued { subject.send(value) }
         #expect(executor.pendingCount == 1)
         executor.run(limit: 1)
-        #expect(received.value == [1, 2, 3], "the job delivered more than was queued when it started")
+        #expect(
+            received.value == Array(1...(queued + budget)),
+            "the job did not stop at what was queued when it started plus its budget")
         #expect(executor.pendingCount == 1, "the rest was not scheduled as a new job")
         executor.run(limit: 1)
-        #expect(received.value == [1, 2, 3, 4, 5])
+        #expect(received.value == Array(1...(queued + arriving)))
+        #expect(executor.pendingCount == 0)
+        token.invalidate()
+    }
+
+    @Test func anExecutorJobWithLittleQueuedStillDeliversWhatArrivesWithinItsBudget() {
+        let executor = TestExecutor()
+        let subject = PassthroughSubject<Int, Never>()
+        let received = LockedBox<[Int]>([])
+        let token = subject.observe(on: executor).subscribe { value in
+            received.mutate { $0.append(value) }
+            if value == 1 { subject.send(2) }  // arrives while the job runs: within its budget
+        }
+        subject.send(1)
+        executor.run(limit: 1)
+        #expect(received.value == [1, 2], "a producer slightly slower than its consumer costs a job per value")
         #expect(executor.pendingCount == 0)
         token.invalidate()
     }
