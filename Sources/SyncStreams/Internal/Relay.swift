@@ -466,7 +466,7 @@ final class Relay<Output: Sendable, Failure: Error, Extra>: @unchecked Sendable 
     }
 
     /// How many times a job that emptied the queue yields and looks again before it ends.
-    @inlinable static var lingerRounds: Int { 2 }
+    @inlinable static var lingerRounds: Int { 1 }
 
     /// Delivers one event to borrowed subscribers (see `forEach` for what it publishes). Outside the lock.
     @inlinable
