@@ -9,15 +9,18 @@ import Testing
 @Suite struct FairDrainingTests {
     @Test func aThreadThatSentOneValueIsNotHeldDeliveringAnotherThreadsFlood() {
         let subject = PassthroughSubject<Int, Never>()
+        let zeroInDelivery = DispatchSemaphore(value: 0)
         let floodStarted = DispatchSemaphore(value: 0)
-        let flooding = AtomicFlag()
         let senderThread = LockedBox<ThreadID?>(nil)
         let deliveredOnSender = AtomicCounter()
         let received = LockedBox<[Int]>([])
         let token = subject.subscribe { value in
             if ThreadID.current == senderThread.value { deliveredOnSender.increment() }
             received.mutate { $0.append(value) }
-            if value == 0 { _ = floodStarted.waitWithDeadline() }  // hold the drain until the flood runs
+            if value == 0 {  // hold the drain until the flood runs
+                zeroInDelivery.signal()
+                _ = floodStarted.waitWithDeadline()
+            }
         }
         let flood = 100_000
         let sender = startThread {
@@ -25,9 +28,13 @@ import Testing
             subject.send(0)
         }
         let flooder = startThread {
+            // Flood only once 0 is being delivered, so the order the subscriber must see is 0...flood.
+            // The first value is queued behind 0 before the drain goes on, so the sender's drain
+            // always has the flood to hand on.
+            guard zeroInDelivery.waitWithDeadline() else { return }
+            subject.send(1)
             floodStarted.signal()
-            flooding.set()
-            for value in 1...flood { subject.send(value) }
+            for value in 2...flood { subject.send(value) }
         }
         #expect(sender.waitWithDeadline(), "the sender's send() never returned")
         #expect(flooder.waitWithDeadline())
