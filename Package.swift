@@ -39,7 +39,7 @@ let package = Package(
 
         // Support shared by test targets: child processes waited for with deadlines, off the cooperative pool.
         .target(name: "TestSupport", dependencies: ["SyncStreams"], path: "Tests/TestSupport"),
-        .testTarget(name: "SyncStreamsTests", dependencies: ["SyncStreams"]),
+        .testTarget(name: "SyncStreamsTests", dependencies: ["SyncStreams", "TestSupport"]),
         .testTarget(name: "SyncWireTests", dependencies: ["SyncWire", "SyncStreams"]),
         // The network module alone, and as the server uses it (raw sockets against `SyncServer.listening`).
         .testTarget(name: "SyncNetworkTests", dependencies: ["SyncNetwork", "SyncWire", "SyncStreams", "SyncServer"]),

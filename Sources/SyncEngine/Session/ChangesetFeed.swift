@@ -62,8 +62,12 @@ final class ChangesetFeed: Sendable {
                 onValue: { _ in
                     // Deliveries to one subscriber are serialized, so `cursor.delivered` is never touched
                     // concurrently; `isCancelled` is checked between changesets so that invalidating a long
-                    // replay does not wait for its end.
-                    while !cursor.isCancelled {
+                    // replay does not wait for its end. One tick delivers what was synced when it arrived:
+                    // what is synced meanwhile comes with the next tick, a new job on the executor, so the
+                    // other work there (progress, connection states) is not held back by a download that
+                    // keeps pace with this subscriber.
+                    let end = state.withLock { $0.entries.count }
+                    while cursor.delivered < end, !cursor.isCancelled {
                         let next = cursor.delivered
                         guard
                             let (entry, file, generation) = state.withLock({ state in

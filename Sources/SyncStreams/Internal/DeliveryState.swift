@@ -42,8 +42,10 @@ enum DeliveryAction<Output: Sendable, Failure: Error> {
 /// the owning relay's lock and returns what to do next; the relay performs it after unlocking.
 ///
 /// Fairness: a drain is bounded. A drain scheduled on an executor delivers what was queued when it
-/// started plus at most `scheduledExtraBudget` events that arrive meanwhile, then schedules the rest as a
-/// new job (so other work on that executor interleaves). An inline drain (on the sending thread) delivers
+/// started plus at most `scheduledExtraBudget` events that arrive meanwhile, and stops sooner once it has
+/// run for `scheduledSlice` by the executor's clock; then it schedules the rest as a new job, so other
+/// work on that executor (another stream's deliveries on the same serial queue) waits at most about a
+/// slice plus one callback. An inline drain (on the sending thread) delivers
 /// its own thread's events without limit, but once other threads have queued more than
 /// `inlineForeignBudget` events during it, it hands the rest to a scheduled drain and returns — a thread
 /// that sent one value is never held delivering a fast producer's values forever.
@@ -71,6 +73,8 @@ struct DeliveryState<Output: Sendable, Failure: Error> {
     @usableFromInline var inFlightTarget: ObjectIdentifier?
     /// Events a scheduled drain may still deliver before it hands the rest to a new job.
     @usableFromInline var scheduledBudget = 0
+    /// When the running scheduled drain's time slice ends, by its executor's clock.
+    @usableFromInline var scheduledSliceEnd = StreamInstant.zero
     /// Events other threads queued while an inline drain ran.
     @usableFromInline var foreignEnqueued = 0
     /// How many events the last delivery action carried (a run of values counts each).
@@ -94,6 +98,11 @@ struct DeliveryState<Output: Sendable, Failure: Error> {
     /// the rest to a new job: a producer about as fast as its consumer would otherwise cost a job every
     /// few events.
     @usableFromInline static var scheduledExtraBudget: Int { 4_096 }
+
+    /// How long a scheduled drain runs before it hands the rest to a new job, even within its budget: the
+    /// other jobs on a serial executor — another stream's deliveries — wait no longer than this (and the
+    /// callback in progress). A new job per millisecond costs a flood nothing measurable.
+    @usableFromInline static var scheduledSlice: Duration { .milliseconds(1) }
 
     @inlinable
     init(conflatesValues: Bool = false) { self.conflatesValues = conflatesValues }
@@ -219,19 +228,23 @@ struct DeliveryState<Output: Sendable, Failure: Error> {
         return (inFlight, serial)
     }
 
-    /// A scheduled drain starts running on the current thread: it may deliver what is queued now.
+    /// A scheduled drain starts running on the current thread, at `now` by its executor's clock: it may
+    /// deliver what is queued now, and more within its budget and time slice.
     @inlinable
-    mutating func beginScheduledDrain() -> DeliveryAction<Output, Failure> {
+    mutating func beginScheduledDrain(now: StreamInstant) -> DeliveryAction<Output, Failure> {
         drainMode = 3
         drainer = .current
         scheduledBudget = queue.count + Self.scheduledExtraBudget
+        scheduledSliceEnd = now + Self.scheduledSlice
         return popForDelivery()
     }
 
     /// The drainer finished delivering one event: the next one, a hand-over to a scheduled drain, or
     /// idle. Also returns what the subscriber list retired during the event, to dispose of after unlocking.
+    /// `now` is the executor's time, read by a scheduled drain (nil for an inline one).
     @inlinable
     mutating func next(
+        now: StreamInstant?,
         leftovers: inout SubscriberListLeftovers<Output, Failure>?,
         endedEventWithWaiters: inout UInt32?
     ) -> DeliveryAction<Output, Failure> {
@@ -248,7 +261,7 @@ struct DeliveryState<Output: Sendable, Failure: Error> {
         }
         if isScheduledDrain {
             scheduledBudget -= eventsInFlight
-            if scheduledBudget <= 0 {
+            if scheduledBudget <= 0 || now.map({ $0 >= scheduledSliceEnd }) == true {
                 drainMode = 2
                 return .schedule
             }

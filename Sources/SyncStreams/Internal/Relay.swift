@@ -374,18 +374,19 @@ final class Relay<Output: Sendable, Failure: Error, Extra>: @unchecked Sendable 
 
     @inlinable
     func runScheduledDrain() {
+        let now = scheduledNow
         lock.lock()
-        let action = guarded.delivery.beginScheduledDrain()
+        let action = guarded.delivery.beginScheduledDrain(now: now)
         lock.unlock()
         switch action {
         case .deliver(let event, let subscribers, let serial):
             CallbackScope.enter()
             deliver(event, to: subscribers, serial: serial)
-            continueDraining()
+            continueDrainingSlowly(scheduled: true)
         case .deliverValues(let run, let subscribers, _):
             CallbackScope.enter()
             deliver(run, to: subscribers)
-            continueDraining()
+            continueDrainingSlowly(scheduled: true)
         case .none, .schedule:
             return
         }
@@ -410,15 +411,22 @@ final class Relay<Output: Sendable, Failure: Error, Extra>: @unchecked Sendable 
             return
         }
         lock.unlock()
-        continueDrainingSlowly()
+        continueDrainingSlowly(scheduled: false)
     }
 
-    /// The drain loop beyond the inline fast path: more events, leftovers to dispose of, waiters to wake,
-    /// a scheduled drain's lingering and budget.
+    /// The time a scheduled drain's slice is measured in: its executor's clock (a hand-over job without
+    /// an executor: the monotonic clock). Read outside the lock (an executor's clock is its own code).
     @inlinable
-    func continueDrainingSlowly() {
+    var scheduledNow: StreamInstant { executor?.now ?? .monotonicNow }
+
+    /// The drain loop beyond the inline fast path: more events, leftovers to dispose of, waiters to wake,
+    /// a scheduled drain's lingering, budget and time slice. `scheduled`: this drain runs as a job.
+    @inlinable
+    func continueDrainingSlowly(scheduled: Bool) {
         var lingered = 0
         while true {
+            // A job reads the clock once per event or run of values, to end when its slice is over.
+            let now = scheduled ? scheduledNow : nil
             lock.lock()
             // Fast path: nothing was queued or retired meanwhile, so the relay simply goes idle.
             // (`inFlight` and `inFlightTarget` are left as they are: read only while a drain runs, and set
@@ -444,7 +452,8 @@ final class Relay<Output: Sendable, Failure: Error, Extra>: @unchecked Sendable 
             }
             var leftovers: SubscriberListLeftovers<Output, Failure>?
             var endedEvent: UInt32?
-            let action = guarded.delivery.next(leftovers: &leftovers, endedEventWithWaiters: &endedEvent)
+            let action = guarded.delivery.next(
+                now: now, leftovers: &leftovers, endedEventWithWaiters: &endedEvent)
             lock.unlock()
             if let endedEvent { inFlightCallback.eventEnded(serial: endedEvent) }
             // Freed and released here, outside the lock (releasing subscribers may run deinits).

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import TestSupport
 import Testing
 
 @testable import SyncStreams
@@ -84,5 +85,35 @@ import Testing
         #expect(received.value == [1, 2], "a producer slightly slower than its consumer costs a job per value")
         #expect(executor.pendingCount == 0)
         token.invalidate()
+    }
+
+    /// Two streams deliver on one serial executor; one of them is a flood whose producer keeps pace with
+    /// its slow consumer (each callback takes 0.3 ms by the executor's clock and the next value arrives
+    /// meanwhile). The other stream's value, queued behind the flood's job, waits for the flood's time
+    /// slice only — not for the whole flood, which its budget alone would allow.
+    @Test func aJobOnASharedExecutorYieldsToItsOtherWorkOnceItsTimeSliceIsOver() {
+        let executor = ManualClockExecutor()
+        let flood = PassthroughSubject<Int, Never>()
+        let other = PassthroughSubject<String, Never>()
+        let received = LockedBox<[String]>([])
+        let callbackTime = Duration.microseconds(300)
+        let floodCount = 100
+        let floodToken = flood.observe(on: executor).subscribe { value in
+            received.mutate { $0.append("\(value)") }
+            if value == 1 { other.send("other") }  // queued on the executor behind the flood's job
+            executor.advance(by: callbackTime)
+            if value < floodCount { flood.send(value + 1) }  // arrives while the job runs
+        }
+        let otherToken = other.observe(on: executor).subscribe { value in received.mutate { $0.append(value) } }
+        flood.send(1)
+        #expect(executor.runAll(limit: 1_000), "the executor never ran out of jobs")
+        let slice = DeliveryState<Int, Never>.scheduledSlice
+        let floodValuesInSlice = Int((slice / callbackTime).rounded(.up))  // the job sees its slice is over after these
+        #expect(
+            received.value.firstIndex(of: "other") == floodValuesInSlice,
+            "the other stream's value waited for more than the flood's time slice")
+        #expect(received.value.filter { $0 != "other" } == (1...floodCount).map { "\($0)" })
+        floodToken.invalidate()
+        otherToken.invalidate()
     }
 }
