@@ -40,14 +40,14 @@ let package = Package(
         // Support shared by test targets: child processes waited for with deadlines, off the cooperative pool.
         .target(name: "TestSupport", dependencies: ["SyncStreams"], path: "Tests/TestSupport"),
         .testTarget(name: "SyncStreamsTests", dependencies: ["SyncStreams", "TestSupport"]),
-        .testTarget(name: "SyncWireTests", dependencies: ["SyncWire", "SyncStreams"]),
+        .testTarget(name: "SyncWireTests", dependencies: ["SyncWire", "SyncStreams", "TestSupport"]),
         // The network module alone, and as the server uses it (raw sockets against `SyncServer.listening`).
         .testTarget(name: "SyncNetworkTests", dependencies: ["SyncNetwork", "SyncWire", "SyncStreams", "SyncServer"]),
-        .testTarget(name: "SyncStorageTests", dependencies: ["SyncStorage", "SyncStreams"]),
+        .testTarget(name: "SyncStorageTests", dependencies: ["SyncStorage", "SyncStreams", "TestSupport"]),
         .testTarget(
             name: "SyncEngineTests",
             dependencies: ["SyncEngine", "SyncServer", "SyncWire", "SyncStorage", "sync-server", "TestSupport"]),
-        .testTarget(name: "SyncServerTests", dependencies: ["SyncServer", "SyncWire", "SyncStorage"]),
+        .testTarget(name: "SyncServerTests", dependencies: ["SyncServer", "SyncWire", "SyncStorage", "TestSupport"]),
         .testTarget(
             name: "SyncSpinnerTests", dependencies: ["SyncSpinnerKit", "sync-spinner", "sync-server", "TestSupport"]),
     ],

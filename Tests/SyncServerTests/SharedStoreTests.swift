@@ -1,5 +1,6 @@
 import SyncServer
 import SyncWire
+import TestSupport
 import Testing
 
 /// Two servers (front ends) on one `SharedMemoryStore`: conflicts, notifications, re-uploads through the

@@ -1,5 +1,6 @@
 import Foundation
 import SyncStreams
+import TestSupport
 import Testing
 
 @testable import SyncStorage
@@ -88,7 +89,7 @@ func openLog(_ path: String, fileSystem: any FileSystem = SystemFileSystem()) th
 
     @Test("many records survive several reopens (seeded)", arguments: [UInt64(0xC0FFEE)])
     func manyRecordsSurviveSeveralReopens(seed: UInt64) throws {
-        var generator = SplitMix64(seed: seed)
+        var generator = SeededGenerator(seed: seed)
         var expected: [[UInt8]] = []
         for round in 0..<4 {
             let (log, records) = try openLog(path)

@@ -1,3 +1,4 @@
+import TestSupport
 import Testing
 
 @testable import SyncStorage
@@ -76,7 +77,7 @@ struct StoreFileNameTests {
 
     @Test("injective, and distinct without regard to case, on a seeded random set", arguments: [UInt64(0x5709_E4A3)])
     func injectiveOnRandomNames(seed: UInt64) {
-        var generator = SplitMix64(seed: seed)
+        var generator = SeededGenerator(seed: seed)
         let alphabet: [Character] = Array("aAbBzZ09-_./%^~ \0\nÄäé名🙂")
         var byName: [String: String] = [:]
         var seen = Set<String>()

@@ -1,4 +1,5 @@
 import SyncWire
+import TestSupport
 import Testing
 
 /// Random input must either decode to a message that re-encodes to exactly the same bytes, or throw a
