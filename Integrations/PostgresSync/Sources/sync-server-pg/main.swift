@@ -10,6 +10,10 @@ import SyncServer
     import Darwin
 #endif
 
+// First: SIGINT and SIGTERM are taken over long before the URL line is printed, so whoever reads it may
+// stop the front end at once.
+let stopSignal = StopSignal.install()
+
 func fail(_ message: String, status: Int32) -> Never {
     FileHandleOutput.standardError("sync-server-pg: \(message)\n")
     exit(status)
@@ -55,8 +59,8 @@ let url = host.contains(":") ? "ws://[\(host)]:\(port)" : "ws://\(host):\(port)"
 FileHandleOutput.standardOutput("sync-server-pg listening on \(url) (database: \(database))\n")
 
 // Wait for SIGINT or SIGTERM, then stop cleanly.
-let stopSignal = await StopSignal.wait()
-FileHandleOutput.standardError("sync-server-pg: \(stopSignal == SIGINT ? "SIGINT" : "SIGTERM"): stopping\n")
+let received = await stopSignal.wait()
+FileHandleOutput.standardError("sync-server-pg: \(received == SIGINT ? "SIGINT" : "SIGTERM"): stopping\n")
 await server.stop()
 await store.close()
 FileHandleOutput.standardOutput("sync-server-pg stopped\n")

@@ -83,6 +83,22 @@ extension PostgresTests {
             }
         }
 
+        @Test(
+            "SIGINT or SIGTERM the moment its URL line is read stops it cleanly: exit 0, never killed by the signal",
+            arguments: [SIGINT, SIGTERM])
+        func signalRightAfterTheURLLine(signal: Int32) async throws {
+            let url = try await TestDatabase.create()
+            for round in 1...5 {
+                let server = try ServerProcess(port: 0, database: url.description, signalOnURL: signal)
+                let status = try await server.waitForExit()
+                #expect(
+                    status == 0 && server.process.terminationReason == .exit,
+                    "round \(round): status \(status), \(server.process.terminationReason == .exit ? "exited" : "killed by a signal"); \(server.stderr)"
+                )
+                #expect(await server.printed("sync-server-pg stopped"), "round \(round)")
+            }
+        }
+
         @Test("it prints its ws:// URL, serves, and on SIGTERM closes connections with 1001 and exits 0")
         func serveAndStop() async throws {
             let url = try await TestDatabase.create()

@@ -18,7 +18,9 @@ final class ServerProcess: @unchecked Sendable {
         return directory.deletingLastPathComponent().appendingPathComponent("sync-server-pg")
     }
 
-    init(_ arguments: [String]) throws {
+    /// - Parameter signalOnURL: A signal sent from the thread that reads standard output the moment the
+    ///   URL line arrives (before the test even sees it).
+    init(_ arguments: [String], signalOnURL: Int32? = nil) throws {
         process.executableURL = Self.executable
         process.arguments = arguments
         let output = Pipe()
@@ -27,8 +29,14 @@ final class ServerProcess: @unchecked Sendable {
         process.standardError = errors
         process.standardInput = FileHandle.nullDevice
         output.fileHandleForReading.readabilityHandler = { [weak self] handle in
+            guard let self else { return }
             let chunk = handle.availableData
-            self?.lock.withLock { self?.stdoutData.append(chunk) }
+            let sawURL = lock.withLock { () -> Bool in
+                let before = stdoutData.contains(Self.urlMarker)
+                stdoutData.append(chunk)
+                return !before && stdoutData.contains(Self.urlMarker)
+            }
+            if sawURL, let signalOnURL { kill(process.processIdentifier, signalOnURL) }
         }
         errors.fileHandleForReading.readabilityHandler = { [weak self] handle in
             let chunk = handle.availableData
@@ -38,9 +46,11 @@ final class ServerProcess: @unchecked Sendable {
     }
 
     /// A front end on `database` listening on `port` (0: any).
-    convenience init(port: Int = 0, database: String, extra: [String] = []) throws {
-        try self.init(["--port", "\(port)", "--database", database] + extra)
+    convenience init(port: Int = 0, database: String, extra: [String] = [], signalOnURL: Int32? = nil) throws {
+        try self.init(["--port", "\(port)", "--database", database] + extra, signalOnURL: signalOnURL)
     }
+
+    private static let urlMarker = Data("listening on ws://".utf8)
 
     var stdout: String { lock.withLock { String(decoding: stdoutData, as: UTF8.self) } }
     var stderr: String { lock.withLock { String(decoding: stderrData, as: UTF8.self) } }
