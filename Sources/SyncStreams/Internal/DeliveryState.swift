@@ -229,13 +229,18 @@ struct DeliveryState<Output: Sendable, Failure: Error> {
     }
 
     /// A scheduled drain starts running on the current thread, at `now` by its executor's clock: it may
-    /// deliver what is queued now, and more within its budget and time slice.
+    /// deliver what is queued now, and more within its budget and time slice. `now` is nil for an
+    /// executor that runs jobs inline: such a drain is not bounded (a new job would run nested in it).
     @inlinable
-    mutating func beginScheduledDrain(now: StreamInstant) -> DeliveryAction<Output, Failure> {
+    mutating func beginScheduledDrain(now: StreamInstant?) -> DeliveryAction<Output, Failure> {
         drainMode = 3
         drainer = .current
-        scheduledBudget = queue.count + Self.scheduledExtraBudget
-        scheduledSliceEnd = now + Self.scheduledSlice
+        if let now {
+            scheduledBudget = queue.count + Self.scheduledExtraBudget
+            scheduledSliceEnd = now + Self.scheduledSlice
+        } else {
+            scheduledBudget = .max
+        }
         return popForDelivery()
     }
 

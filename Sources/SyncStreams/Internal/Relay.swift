@@ -43,6 +43,9 @@ final class Relay<Output: Sendable, Failure: Error, Extra>: @unchecked Sendable 
     /// so the only stored access is to this non-empty struct.
     @exclusivity(unchecked) @usableFromInline var guarded: Guarded
     @usableFromInline let executor: (any StreamExecutor)?
+    /// The executor runs a job inside `execute` (`ImmediateExecutor`): handing the rest of a drain to a
+    /// new job would only nest it one level deeper on the same thread, so its drains are not bounded.
+    @usableFromInline let executorRunsJobsInline: Bool
 
     /// - Parameters:
     ///   - extra: The owner's own state, guarded by the relay's lock.
@@ -53,6 +56,7 @@ final class Relay<Output: Sendable, Failure: Error, Extra>: @unchecked Sendable 
         self.guarded = Guarded(extra: extra, delivery: DeliveryState(conflatesValues: conflatesValues))
         self.executor = executor
         self.hasExecutor = executor != nil
+        self.executorRunsJobsInline = executor is ImmediateExecutor
     }
 
     @inlinable
@@ -374,7 +378,7 @@ final class Relay<Output: Sendable, Failure: Error, Extra>: @unchecked Sendable 
 
     @inlinable
     func runScheduledDrain() {
-        let now = scheduledNow
+        let now = executorRunsJobsInline ? nil : scheduledNow
         lock.lock()
         let action = guarded.delivery.beginScheduledDrain(now: now)
         lock.unlock()
@@ -426,7 +430,7 @@ final class Relay<Output: Sendable, Failure: Error, Extra>: @unchecked Sendable 
         var lingered = 0
         while true {
             // A job reads the clock once per event or run of values, to end when its slice is over.
-            let now = scheduled ? scheduledNow : nil
+            let now = scheduled && !executorRunsJobsInline ? scheduledNow : nil
             lock.lock()
             // Fast path: nothing was queued or retired meanwhile, so the relay simply goes idle.
             // (`inFlight` and `inFlightTarget` are left as they are: read only while a drain runs, and set

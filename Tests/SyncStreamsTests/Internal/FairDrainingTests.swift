@@ -116,4 +116,31 @@ import Testing
         floodToken.invalidate()
         otherToken.invalidate()
     }
+
+    /// An executor that runs a job inside `execute` (`ImmediateExecutor`) gains nothing from a drain that
+    /// hands the rest to a new job: that job would run nested in the drain, one level deeper on the same
+    /// stack each time, until a long enough flood overflows it. Such a relay drains without bounds.
+    @Test func aRelayOnAnInlineExecutorDrainsAFloodWithoutNesting() {
+        let relay = Relay<Int, Never, Void>(extra: (), executor: ImmediateExecutor())
+        let flood = 3 * DeliveryState<Int, Never>.scheduledExtraBudget + 10
+        let depths = LockedBox<[Int: Int]>([:])
+        let received = LockedBox(0)
+        let subscriber = relay.attach(
+            onValue: { value in
+                received.mutate { $0 += 1 }
+                if value == 2 || value == flood {  // both delivered by the drain's loop
+                    depths.mutate { $0[value] = Thread.callStackReturnAddresses.count }
+                }
+                if value == 1 { for next in 2...flood { relay.send(next) } }  // queued behind 1
+            },
+            onCompletion: { _ in })
+        relay.send(1)
+        #expect(received.value == flood)
+        let first = depths.value[2]
+        let last = depths.value[flood]
+        #expect(
+            first != nil && first == last,
+            "the drain nested: stack depth \(String(describing: first)) → \(String(describing: last))")
+        relay.remove(subscriber, waiting: false)
+    }
 }
