@@ -6,10 +6,10 @@
 /// | `.fatal` | errors that stop a session or the client for good |
 /// | `.error` | errors that are retried |
 /// | `.warn` | unusual conditions: a torn write repaired, a slow peer cut off |
-/// | `.info` | connections opened and closed, session state changes |
-/// | `.detail` | binds, unbinds, timings (connect, download completion) |
+/// | `.info` | connection attempts, connections opened (with the time the connect took) and lost, session state changes |
+/// | `.detail` | binds, unbinds, the handshake, a download completed, partitions evicted |
 /// | `.debug` | each message's kind and size, each commit's size and duration |
-/// | `.trace` | everything, with each message's contents summarized |
+/// | `.trace` | everything, keepalive pings included |
 public enum SyncLogLevel: Int, Sendable, Hashable, Comparable, CaseIterable, CustomStringConvertible {
     case off = 0
     case fatal
