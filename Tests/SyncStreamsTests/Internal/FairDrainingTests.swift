@@ -25,8 +25,11 @@ import Testing
         }
         let flood = 100_000
         let sender = startThread {
+            // Counted only while its send() runs: once the thread has ended, a new thread (a Dispatch
+            // worker delivering the handed-on rest) may reuse its identity.
             senderThread.value = ThreadID.current
             subject.send(0)
+            senderThread.value = nil
         }
         let flooder = startThread {
             // Flood only once 0 is being delivered, so the order the subscriber must see is 0...flood.
