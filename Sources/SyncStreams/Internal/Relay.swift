@@ -378,7 +378,7 @@ final class Relay<Output: Sendable, Failure: Error, Extra>: @unchecked Sendable 
 
     @inlinable
     func runScheduledDrain() {
-        let now = executorRunsJobsInline ? nil : scheduledNow
+        let now = sliceClock
         lock.lock()
         let action = guarded.delivery.beginScheduledDrain(now: now)
         lock.unlock()
@@ -419,9 +419,10 @@ final class Relay<Output: Sendable, Failure: Error, Extra>: @unchecked Sendable 
     }
 
     /// The time a scheduled drain's slice is measured in: its executor's clock (a hand-over job without
-    /// an executor: the monotonic clock). Read outside the lock (an executor's clock is its own code).
+    /// an executor: the monotonic clock); nil when the executor runs jobs inline (no slice). Read outside
+    /// the lock (an executor's clock is its own code).
     @inlinable
-    var scheduledNow: StreamInstant { executor?.now ?? .monotonicNow }
+    var sliceClock: StreamInstant? { executorRunsJobsInline ? nil : executor?.now ?? .monotonicNow }
 
     /// The drain loop beyond the inline fast path: more events, leftovers to dispose of, waiters to wake,
     /// a scheduled drain's lingering, budget and time slice. `scheduled`: this drain runs as a job.
@@ -430,7 +431,7 @@ final class Relay<Output: Sendable, Failure: Error, Extra>: @unchecked Sendable 
         var lingered = 0
         while true {
             // A job reads the clock once per event or run of values, to end when its slice is over.
-            let now = scheduled && !executorRunsJobsInline ? scheduledNow : nil
+            let now = scheduled ? sliceClock : nil
             lock.lock()
             // Fast path: nothing was queued or retired meanwhile, so the relay simply goes idle.
             // (`inFlight` and `inFlightTarget` are left as they are: read only while a drain runs, and set
