@@ -28,9 +28,12 @@ final class ServerProcess: @unchecked Sendable {
         process.standardOutput = output
         process.standardError = errors
         process.standardInput = FileHandle.nullDevice
-        output.fileHandleForReading.readabilityHandler = { [weak self] handle in
+        try process.run()
+        // Each pipe is read to its end by a thread of its own, with blocking reads: a `readabilityHandler`
+        // installs a Dispatch read source whose teardown can crash libdispatch's event loop on Linux
+        // (swift-corelibs-libdispatch #949; seen here in CI).
+        Self.readToEnd(output.fileHandleForReading) { [weak self] chunk in
             guard let self else { return }
-            let chunk = handle.availableData
             let sawURL = lock.withLock { () -> Bool in
                 let before = stdoutData.contains(Self.urlMarker)
                 stdoutData.append(chunk)
@@ -38,11 +41,23 @@ final class ServerProcess: @unchecked Sendable {
             }
             if sawURL, let signalOnURL { kill(process.processIdentifier, signalOnURL) }
         }
-        errors.fileHandleForReading.readabilityHandler = { [weak self] handle in
-            let chunk = handle.availableData
-            self?.lock.withLock { self?.stderrData.append(chunk) }
+        Self.readToEnd(errors.fileHandleForReading) { [weak self] chunk in
+            guard let self else { return }
+            lock.withLock { stderrData.append(chunk) }
         }
-        try process.run()
+    }
+
+    /// Reads `handle` on a new thread until the end of the stream, passing each chunk to `received`.
+    private static func readToEnd(_ handle: FileHandle, received: @escaping @Sendable (Data) -> Void) {
+        let thread = Thread {
+            while true {
+                let chunk = handle.availableData
+                if chunk.isEmpty { break }
+                received(chunk)
+            }
+        }
+        thread.stackSize = 256 * 1024
+        thread.start()
     }
 
     /// A front end on `database` listening on `port` (0: any).
