@@ -42,7 +42,9 @@ let package = Package(
         .testTarget(name: "SyncStreamsTests", dependencies: ["SyncStreams", "TestSupport"]),
         .testTarget(name: "SyncWireTests", dependencies: ["SyncWire", "SyncStreams", "TestSupport"]),
         // The network module alone, and as the server uses it (raw sockets against `SyncServer.listening`).
-        .testTarget(name: "SyncNetworkTests", dependencies: ["SyncNetwork", "SyncWire", "SyncStreams", "SyncServer"]),
+        .testTarget(
+            name: "SyncNetworkTests",
+            dependencies: ["SyncNetwork", "SyncWire", "SyncStreams", "SyncServer", "TestSupport"]),
         .testTarget(name: "SyncStorageTests", dependencies: ["SyncStorage", "SyncStreams", "TestSupport"]),
         .testTarget(
             name: "SyncEngineTests",

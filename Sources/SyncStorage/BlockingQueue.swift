@@ -12,8 +12,17 @@ package struct BlockingQueue: Sendable {
 
     /// Runs `body` on the queue and returns what it returns or throws.
     package func run<T: Sendable, E: Error>(_ body: @escaping @Sendable () throws(E) -> T) async throws(E) -> T {
+        try await run(body, afterEnqueue: {})
+    }
+
+    /// `run(_:)`, calling `afterEnqueue` once the work is queued, before the task suspends: a test lets the
+    /// work finish there, which makes the task go on through the runtime's already-resumed path.
+    package func run<T: Sendable, E: Error>(
+        _ body: @escaping @Sendable () throws(E) -> T, afterEnqueue: () -> Void
+    ) async throws(E) -> T {
         let result: Result<T, E> = await withCheckedContinuation { continuation in
             queue.async { continuation.resume(returning: Result { () throws(E) -> T in try body() }) }
+            afterEnqueue()
         }
         return try result.get()
     }

@@ -2,6 +2,7 @@ import Foundation
 import SyncServer
 import SyncStreams
 import SyncWire
+import TestSupport
 import Testing
 
 @testable import SyncNetwork
@@ -60,14 +61,18 @@ import Testing
 
     @Test("a client that stalls in the middle of a frame is dropped after the idle timeout; ones that talk are not")
     func truncatedThenStalled() async throws {
-        let server = try await SyncServer.listening(limits: WebSocketLimits(idleTimeout: .seconds(2)))
+        // The idle timeout is 5 s (15 s under ThreadSanitizer): 100 times the talkers' 50 ms between pings,
+        // so a talker is never idle that long even on a loaded machine, while the stalled client always is.
+        let idle = 5 * BuildFlavor.deadlineScale
+        let server = try await SyncServer.listening(
+            limits: WebSocketLimits(idleTimeout: .milliseconds(Int(idle * 1000))))
         let port = try #require(server.webSocketEndpoint.flatMap { SyncEndpoint.port(of: $0) })
         // Two clients that keep talking — a ping every 50 ms, each pong read — on threads of their own, so
         // that no load on the cooperative pool can make them look idle.
         let stop = Locked(false)
         let talkers = (0..<2).map { _ in
             Task {
-                try await offPool { () -> Int in
+                try await offPool("a talker's pings until the stalled client is dropped", seconds: 40) { () -> Int in
                     let socket = try RawSocket(port: port)
                     try socket.upgrade()
                     var pongs = 0
@@ -82,8 +87,8 @@ import Testing
             }
         }
         try await eventually("the talkers to be connected") { server.connectionCount == 2 }
-        let closed = try await offPool { () -> Bool in
-            let socket = try RawSocket(port: port)
+        let closed = try await offPool("the server to close the stalled connection", seconds: 30) { () -> Bool in
+            let socket = try RawSocket(port: port, timeout: .seconds(Int(idle) * 4))
             try socket.upgrade()
             try socket.send(Array(clientFrame(opcode: 2, payload: [UInt8](repeating: 1, count: 1000)).prefix(22)))
             // Then nothing: the server must close (a read timeout here fails the test).
@@ -107,7 +112,7 @@ import Testing
         let hello = frame(.hello(Hello(credential: .anonymous)))
         let pings = (0..<500).flatMap { self.frame(.ping(id: UInt64($0))) }
         let flood = Task {
-            try await offPool { () -> (dropped: Bool, sent: Int) in
+            try await offPool("the flooding client to be dropped", seconds: 40) { () -> (dropped: Bool, sent: Int) in
                 let socket = try RawSocket(port: port, receiveBufferBytes: 4096)
                 try socket.upgrade()
                 try socket.send(hello)

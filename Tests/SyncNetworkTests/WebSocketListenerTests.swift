@@ -1,6 +1,7 @@
 import Foundation
 import SyncStreams
 import SyncWire
+import TestSupport
 import Testing
 
 @testable import SyncNetwork
@@ -135,7 +136,7 @@ import Testing
         let pings =
             clientFrame(opcode: 2, payload: large.encoded())
             + (0..<100).flatMap { _ in clientFrame(opcode: 9, payload: [UInt8](repeating: 7, count: 125)) }
-        let dropped = try await offPool { () -> Bool in
+        let dropped = try await offPool("the flooding client to be dropped", seconds: 35) { () -> Bool in
             let socket = try RawSocket(port: port, receiveBufferBytes: 4096)
             try socket.upgrade()
             let deadline = ContinuousClock.now + .seconds(30)
@@ -182,11 +183,9 @@ import Testing
 
     @Test("connecting to a port nobody listens on reports .refused, never .opened")
     func unreachable() async throws {
-        // Take a free port and release it, so that nothing listens there.
-        let listener = try await startListener()
-        let port = listener.port
-        await listener.shutDown()
-        let connection = WebSocketTransport().connect(to: .webSocket(host: "127.0.0.1", port: port))
+        // A port held bound but not listening: nothing listens there, and no other process can take it.
+        let reserved = try ReservedPort()
+        let connection = WebSocketTransport().connect(to: .webSocket(host: "127.0.0.1", port: reserved.port))
         var events = connection.events.makeAsyncIterator()
         let first = await events.next()
         guard case .closed(.refused) = first else {
@@ -194,6 +193,7 @@ import Testing
             return
         }
         #expect(await events.next() == nil)
+        withExtendedLifetime(reserved) {}
     }
 
     @Test("a host that does not resolve reports .refused")

@@ -1,5 +1,6 @@
 import SyncServer
 import SyncWire
+import TestSupport
 import Testing
 
 @Suite("Connection lifecycle", .timeLimit(.minutes(1)))

@@ -1,5 +1,6 @@
 import SyncServer
 import SyncWire
+import TestSupport
 import Testing
 
 @Suite("Handshake", .timeLimit(.minutes(1)))

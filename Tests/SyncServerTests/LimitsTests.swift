@@ -1,5 +1,6 @@
 import SyncServer
 import SyncWire
+import TestSupport
 import Testing
 
 /// The server's configured limits, each at its edge: the last one allowed, the first one refused with its

@@ -1,4 +1,5 @@
 import SyncServer
+import TestSupport
 import Testing
 
 @testable import SyncWire

@@ -130,13 +130,17 @@ struct SpinnerProcessTests {
 
     @Test("an unreachable server is a clear error and exit 1 within --timeout")
     func unreachableServer() async throws {
-        let port = try closedPort()
+        // A port held bound but not listening (so no other process can take it): connections are refused.
+        let reserved = try ReservedPort()
+        // 3 s, scaled under a sanitizer: the spinner's own start-up there takes part of its --timeout.
+        let timeout = 3 * Int(BuildFlavor.deadlineScale)
         let run = try await SpinnerProcess.run([
-            "--server", "ws://127.0.0.1:\(port)", "--timeout", "3", "--changesets", "5",
+            "--server", "ws://127.0.0.1:\(reserved.port)", "--timeout", "\(timeout)", "--changesets", "5",
         ])
         #expect(run.status == 1)
-        #expect(run.stderr.contains("timed out after 3.0 s"))
+        #expect(run.stderr.contains("timed out after \(timeout).0 s"), "\(run.stderr)")
         #expect(run.stderr.contains("connection failed"))
+        withExtendedLifetime(reserved) {}
     }
 
     @Test("SIGINT and SIGTERM: what was synced so far, exit 130 and 143", arguments: [[SIGINT, 130], [SIGTERM, 143]])
@@ -220,22 +224,6 @@ struct SpinnerProcessTests {
         #expect(output.contains("synced 40 changesets"))
     }
 
-    /// A loopback port nothing listens on: bound, then closed.
-    private func closedPort() throws -> Int {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(descriptor) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
-                bind(descriptor, pointer, length) == 0 && getsockname(descriptor, pointer, &length) == 0
-            }
-        }
-        try #require(bound)
-        return Int(UInt16(bigEndian: address.sin_port))
-    }
 }
 
 /// Runs the built `sync-spinner` (or another executable) as a child process with pipes for its output,

@@ -272,10 +272,16 @@ func openLog(_ path: String, fileSystem: any FileSystem = SystemFileSystem()) th
         let log = try RecordLog(path: path)
         let reader = try log.makeReader()
         let written = Locked<[(RecordLocation, [UInt8])]>([])
-        let reading = Thread.detachNewThreadCompletion {
+        // Both on threads of their own (reads and appends with fsync block); the reader sleeps 1 ms when
+        // it has caught up instead of spinning a core.
+        async let reading: Void = offPool("the reader to check 200 records") {
             var checked = 0
             while checked < 200 {
                 let snapshot = written.withLock { $0 }
+                if snapshot.count == checked {
+                    usleep(1_000)
+                    continue
+                }
                 for (location, payload) in snapshot[checked...] {
                     let bytes = try reader.read(location)
                     #expect(bytes == payload)
@@ -283,12 +289,15 @@ func openLog(_ path: String, fileSystem: any FileSystem = SystemFileSystem()) th
                 checked = snapshot.count
             }
         }
-        for index in 0..<200 {
-            let payload = [UInt8](repeating: UInt8(index), count: index * 7)
-            let location = try log.append(payload)
-            written.withLock { $0.append((location, payload)) }
+        let handed = HandedLog(log)
+        try await offPool("200 appends") {
+            for index in 0..<200 {
+                let payload = [UInt8](repeating: UInt8(index), count: index * 7)
+                let location = try handed.log.append(payload)
+                written.withLock { $0.append((location, payload)) }
+            }
         }
-        try await reading.value
+        try await reading
     }
 
     // MARK: - One writer
@@ -320,18 +329,9 @@ func openLog(_ path: String, fileSystem: any FileSystem = SystemFileSystem()) th
     }
 }
 
-extension Thread {
-    /// Runs `body` on a new thread (not the cooperative pool: it reads a file) and lets a task await it.
-    static func detachNewThreadCompletion(_ body: @escaping @Sendable () throws -> Void) -> Task<Void, any Error> {
-        let (stream, continuation) = AsyncThrowingStream<Void, any Error>.makeStream()
-        Thread.detachNewThread {
-            do {
-                try body()
-                continuation.finish()
-            } catch {
-                continuation.finish(throwing: error)
-            }
-        }
-        return Task { for try await _ in stream {} }
-    }
+/// A log handed to the one thread that uses it from then on.
+private final class HandedLog: @unchecked Sendable {
+    // @unchecked Sendable: once handed over, only the receiving thread touches `log`.
+    let log: RecordLog
+    init(_ log: RecordLog) { self.log = log }
 }

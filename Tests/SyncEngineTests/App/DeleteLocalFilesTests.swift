@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import SyncServer
+import TestSupport
 import Testing
 
 @testable import SyncEngine

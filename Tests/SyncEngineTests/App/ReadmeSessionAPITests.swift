@@ -1,6 +1,7 @@
 import Foundation
 import SyncEngine
 import SyncServer
+import TestSupport
 import Testing
 
 /// The README's sections on logging, reconnecting, deleting local files and client reset, as written there

@@ -1,6 +1,7 @@
 import Foundation
 import SyncEngine
 import SyncServer
+import TestSupport
 import Testing
 
 /// The README's syncing example, as written there except that `DispatchQueue.main` is a `TestExecutor`

@@ -1,5 +1,6 @@
 import Foundation
 import SyncServer
+import TestSupport
 import Testing
 
 @testable import SyncEngine

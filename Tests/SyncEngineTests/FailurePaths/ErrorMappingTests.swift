@@ -2,6 +2,7 @@ import Foundation
 import SyncServer
 import SyncStorage
 import SyncWire
+import TestSupport
 import Testing
 
 @testable import SyncEngine

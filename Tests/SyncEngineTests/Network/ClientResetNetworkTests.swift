@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import SyncServer
 import SyncWire
+import TestSupport
 import Testing
 
 @testable import SyncEngine
@@ -53,12 +54,12 @@ import Testing
         try await b.write(payload(11))
         try await b.wait(for: .upload)
         a.resume()
-        try await eventually("A reset", limit: .seconds(60)) { recorder.log.count == 2 }
+        try await eventually("A reset", limit: .seconds(20)) { recorder.log.count == 2 }
         try await a.wait(for: .upload)
         try await a.wait(for: .download)
         let expected = [1, 11, 2].map { Array(payload(UInt8($0))) }
         #expect(try await server.changesets(in: "p").map(\.data) == expected)
-        try await eventually("B has all three", limit: .seconds(60)) { seenByB.values.count == 3 }
+        try await eventually("B has all three", limit: .seconds(20)) { seenByB.values.count == 3 }
         #expect(seenByB.bytes == expected)
         #expect(Collected(a.changesets).bytes == expected)
         #expect(recorder.log == ["handler willReset p", "handler didReset p"])

@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import SyncServer
 import SyncWire
+import TestSupport
 import Testing
 
 @testable import SyncEngine
@@ -41,7 +42,7 @@ import Testing
             try await writer.write(bytes)
         }
         try await writer.wait(for: .upload)
-        try await eventually("the reader holds all 50", limit: .seconds(60)) { seen.values.count == 50 }
+        try await eventually("the reader holds all 50", limit: .seconds(20)) { seen.values.count == 50 }
         #expect(seen.values.map(\.data) == written)
         let log = try await server.changesets(in: "p")
         #expect(log.map(\.data) == written.map { Array($0) })
@@ -63,7 +64,7 @@ import Testing
         let wrongApp = networkApp(endpoint, directory)
         let wrongErrors = Collected(wrongApp.errors)
         let wrong = try await wrongApp.login(.apiKey("bad")).openSession(partition: "team/a")
-        try await eventually("invalid", limit: .seconds(60)) { wrong.state.value == .invalid }
+        try await eventually("invalid", limit: .seconds(20)) { wrong.state.value == .invalid }
         guard case .authenticationFailed = wrongErrors.values.first?.error else {
             Issue.record("expected authenticationFailed, got \(wrongErrors.values)")
             return
@@ -76,7 +77,7 @@ import Testing
         let user = try await app.login(.apiKey("good"))
         let forbidden = try await user.openSession(partition: "secret")
         let allowed = try await user.openSession(partition: "team/b")
-        try await eventually("forbidden is invalid", limit: .seconds(60)) { forbidden.state.value == .invalid }
+        try await eventually("forbidden is invalid", limit: .seconds(20)) { forbidden.state.value == .invalid }
         #expect(errors.values.first?.session === forbidden)
         guard case .permissionDenied = errors.values.first?.error else {
             Issue.record("expected permissionDenied, got \(errors.values)")
@@ -109,7 +110,7 @@ import Testing
         let written = (0..<200).map { index in Data((0..<4096).map { UInt8(truncatingIfNeeded: $0 ^ index) }) }
         for bytes in written.prefix(100) { try await writer.write(bytes) }
         let first = server
-        try await eventually("some reached the server", limit: .seconds(60)) {
+        try await eventually("some reached the server", limit: .seconds(20)) {
             (try? await first.changesets(in: "p").count) ?? 0 > 0
         }
         await server.stop()
@@ -118,7 +119,7 @@ import Testing
         store = try FilePartitionStore(directory: storePath)
         server = try await SyncServer.listening(port: port, configuration: .init(store: store))
         try await writer.wait(for: .upload)
-        try await eventually("the reader holds all 200", limit: .seconds(60)) { seen.values.count == 200 }
+        try await eventually("the reader holds all 200", limit: .seconds(20)) { seen.values.count == 200 }
         #expect(seen.values.map(\.data) == written)
         #expect(try await server.changesets(in: "p").map(\.data) == written.map { Array($0) })
         await server.stop()
@@ -142,7 +143,7 @@ import Testing
         let errors = Collected(app.errors)
         let session = try await app.login(.anonymous).openSession(partition: "p")
         let states = Collected(session.connectionState)
-        try await eventually("a second attempt after a timed-out one", limit: .seconds(60)) {
+        try await eventually("a second attempt after a timed-out one", limit: .seconds(20)) {
             silent.acceptedCount >= 2 && errors.values.count { $0.error == .connectTimedOut } >= 1
         }
         // connecting → disconnected (the timeout) → connecting again (the retry), never connected.

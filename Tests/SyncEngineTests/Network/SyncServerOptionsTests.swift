@@ -42,7 +42,7 @@ import Testing
         connection.send(.hello(Hello(credential: .anonymous)))
         #expect(await events.next() == .message(.welcome(protocolVersion: WireProtocol.version)))
         if let marker {
-            try await eventually("\(marker) on stderr", limit: .seconds(60)) { server.stderr.contains(marker) }
+            try await eventually("\(marker) on stderr", limit: .seconds(20)) { server.stderr.contains(marker) }
         }
         connection.close()
         #expect(try await server.stop(SIGTERM) == 0)

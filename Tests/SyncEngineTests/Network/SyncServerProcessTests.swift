@@ -100,14 +100,14 @@ import Testing
             if index == 100 || index == 200 {
                 // Kill once some changesets reached the reader (downloads in flight, uploads behind).
                 let threshold = seen.values.count + 1
-                try await eventually("the reader got more", limit: .seconds(60)) { seen.values.count >= threshold }
+                try await eventually("the reader got more", limit: .seconds(30)) { seen.values.count >= threshold }
                 _ = try await server.stop(SIGKILL)
                 server = try ChildProcess(syncServer: ["--port", "\(port)", "--data", storePath])
                 _ = try await server.port()
             }
         }
         try await writer.wait(for: .upload)
-        try await eventually("the reader holds all 300", limit: .seconds(120)) { seen.values.count == 300 }
+        try await eventually("the reader holds all 300", limit: .seconds(40)) { seen.values.count == 300 }
         #expect(seen.values.map(\.data) == written)
         #expect(seen.values.map(\.serverVersion) == Array(1...300))
         #expect(try await server.stop(SIGTERM) == 0)

@@ -1,15 +1,19 @@
 import Dispatch
 import Foundation
+import TestSupport
 import Testing
 
 @testable import SyncEngine
 
 /// Semantics line 7 (and line 9 across threads): `update` from several threads at once. These tests are
 /// meant to run under ThreadSanitizer too (`swift test --sanitize=thread`).
-@Suite("ProgressNotifier concurrency", .timeLimit(.minutes(1)))
+@Suite("ProgressNotifier concurrency", .timeLimit(.minutes(1)), .offPool)
 struct ProgressNotifierConcurrencyTests {
     private static let threads = 4
-    private static let updatesPerThread = 2_000
+    /// 2,000 (each update is delivered to 8 subscribers under a lock); 500 under a sanitizer.
+    private static let updatesPerThread = BuildFlavor.iterations(2_000, sanitized: 500)
+    /// How long these tests wait for their threads: 15 s, scaled under a sanitizer.
+    private static let deadline = 15 * BuildFlavor.deadlineScale
 
     @Test("7. concurrent updates: each subscriber sees serialized events, all in the same order, ending at the latest")
     func concurrentUpdatesConsistentOrder() {
@@ -64,7 +68,7 @@ struct ProgressNotifierConcurrencyTests {
     }
 
     @Test("7. registrations concurrent with updates: serialized, never backwards, every one finishes once")
-    func concurrentRegistrations() {
+    func concurrentRegistrations() async throws {
         let notifier = ProgressNotifier()
         let total = 10_000
         notifier.update(.download, transferred: 0, transferrable: total)
@@ -86,10 +90,7 @@ struct ProgressNotifierConcurrencyTests {
         notifier.update(.download, transferred: total, transferrable: total)
         #expect(tokens.withLock { $0.count } == recorders.count)
         // A drain that the updating lanes kept busy may have handed its last events on to a global queue.
-        let deadline = Date(timeIntervalSinceNow: 60)
-        while recorders.contains(where: { $0.finishCount == 0 }) && Date() < deadline {
-            Thread.sleep(forTimeInterval: 0.001)
-        }
+        try await waitUntil("every subscriber's final event") { !recorders.contains { $0.finishCount == 0 } }
         for recorder in recorders {
             let values = recorder.values
             #expect(recorder.overlaps == 0)
@@ -159,12 +160,12 @@ struct ProgressNotifierConcurrencyTests {
         }
         updater.start()
         // Generous deadlines: a regression fails the test instead of hanging CI.
-        let gotEnough = receivedEnough.wait(timeout: .now() + 60) == .success
+        let gotEnough = receivedEnough.wait(timeout: .now() + Self.deadline) == .success
         #expect(gotEnough, "the subscriber never received 100 values")
         token.invalidate()
         invalidated.set()
         let countAtInvalidate = received.value
-        let updaterFinished = updaterDone.wait(timeout: .now() + 60) == .success
+        let updaterFinished = updaterDone.wait(timeout: .now() + Self.deadline) == .success
         #expect(updaterFinished, "the updater did not finish")
         #expect(late.value == 0)
         #expect(received.value == countAtInvalidate)

@@ -2,6 +2,7 @@ import Foundation
 import SyncServer
 import SyncStorage
 import SyncWire
+import TestSupport
 
 @testable import SyncEngine
 

@@ -2,6 +2,7 @@ import Foundation
 import SyncServer
 import SyncStorage
 import SyncWire
+import TestSupport
 import Testing
 
 @testable import SyncEngine
@@ -22,21 +23,6 @@ struct TemporaryDirectory {
 struct TimedOut: Error, CustomStringConvertible {
     let what: String
     var description: String { "timed out waiting for \(what)" }
-}
-
-/// Waits until `condition` holds, checking after each turn of the cooperative pool, for at most `limit` of
-/// real time (a generous deadline for work other threads do; never an assertion on durations).
-func eventually(
-    _ what: String,
-    limit: Duration = .seconds(20),
-    _ condition: @Sendable () async -> Bool
-) async throws {
-    let deadline = ContinuousClock.now + limit
-    while !(await condition()) {
-        if ContinuousClock.now > deadline { throw TimedOut(what: what) }
-        await Task.yield()
-        try await Task.sleep(for: .milliseconds(1))
-    }
 }
 
 /// An app on its own temporary directory, against `server`, with test-friendly settings.

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import SyncStreams
+import TestSupport
 
 #if canImport(Glibc)
     import Glibc
@@ -45,7 +46,7 @@ final class SilentListener: Sendable {
         }
         self.descriptor = descriptor
         port = Int(UInt16(bigEndian: address.sin_port))
-        DispatchQueue.global().async { [self] in acceptUntilStopped() }
+        startThread(named: "SilentListener") { [self] in acceptUntilStopped() }
     }
 
     /// How many connections it accepted so far.

@@ -1,6 +1,7 @@
 import Foundation
 import SyncStreams
 import SyncWire
+import TestSupport
 
 @testable import SyncNetwork
 
@@ -62,14 +63,5 @@ final class Peer: Sendable {
         let event = try await next()
         guard case .message(.download(let download)) = event else { throw TimedOut(what: "a download, not \(event)") }
         return download
-    }
-}
-
-/// Polls `condition` until it holds, or throws after `seconds` (a generous deadline, not a measurement).
-func eventually(_ what: String, seconds: Double = 20, _ condition: () async throws -> Bool) async throws {
-    let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
-    while try await !condition() {
-        guard ContinuousClock.now < deadline else { throw Peer.TimedOut(what: what) }
-        try await Task.sleep(for: .milliseconds(2))
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 
 @testable import SyncNetwork
 
@@ -160,12 +161,4 @@ func clientFrame(
     bytes += mask
     bytes += payload.enumerated().map { $0.element ^ mask[$0.offset & 3] }
     return bytes
-}
-
-/// Runs blocking socket work on a dispatch thread, off Swift's cooperative pool (which the server's
-/// tasks need), and returns its result.
-func offPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-    try await withCheckedThrowingContinuation { continuation in
-        DispatchQueue.global().async { continuation.resume(with: Result { try body() }) }
-    }
 }

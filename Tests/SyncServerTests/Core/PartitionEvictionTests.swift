@@ -1,6 +1,7 @@
 import Foundation
 import SyncServer
 import SyncWire
+import TestSupport
 import Testing
 
 /// Idle partitions are evicted (their index dropped, their files closed) beyond `maximumIdlePartitions`

@@ -1,5 +1,6 @@
 import SyncServer
 import SyncWire
+import TestSupport
 import Testing
 
 /// A hand-driven client for server tests: sends messages and awaits the server's answers one by one.

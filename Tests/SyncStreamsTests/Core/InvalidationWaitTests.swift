@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import TestSupport
 import Testing
 
 @testable import SyncStreams
@@ -13,7 +14,7 @@ import Testing
 /// When `invalidate()` waits, for what, and how: only for its own subscription's callback running on
 /// another thread, never from inside a callback, never when asked not to, and asleep (no CPU) while it
 /// waits.
-@Suite struct InvalidationWaitTests {
+@Suite(.offPool) struct InvalidationWaitTests {
     /// A callback that blocks until released, recording that it entered and that it returned.
     final class HeldCallback: Sendable {
         let entered = DispatchSemaphore(value: 0)

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import TestSupport
 import Testing
 
 @testable import SyncStreams
@@ -7,7 +8,7 @@ import Testing
 /// The stream contract, checked for every relay-backed operator: no callback after `invalidate()`
 /// returns, serialized delivery under concurrent sends (nothing lost where the operator keeps every
 /// value), re-entrancy, and release of everything at cancellation.
-@Suite struct OperatorContractTests {
+@Suite(.offPool) struct OperatorContractTests {
     /// An operator applied to a subject of integers.
     struct OperatorCase: Sendable, CustomTestStringConvertible {
         let name: String

@@ -1,7 +1,8 @@
 import SyncStreams
+import TestSupport
 import Testing
 
-@Suite struct SubscriptionTokenTests {
+@Suite(.offPool) struct SubscriptionTokenTests {
     @Test func initOnInvalidateRunsOnceOnTheFirstInvalidate() {
         let runs = AtomicCounter()
         let token = SubscriptionToken { runs.increment() }

@@ -1,8 +1,9 @@
 import Dispatch
 import SyncStreams
+import TestSupport
 import Testing
 
-@Suite struct DispatchQueueExecutorTests {
+@Suite(.offPool) struct DispatchQueueExecutorTests {
     @Test func executeRunsTheWorkOnTheQueueInOrder() {
         let queue = DispatchQueue(label: "SyncStreamsTests.execute")
         let executor: any StreamExecutor = queue

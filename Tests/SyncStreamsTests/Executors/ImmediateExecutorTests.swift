@@ -1,8 +1,9 @@
 import Dispatch
 import SyncStreams
+import TestSupport
 import Testing
 
-@Suite struct ImmediateExecutorTests {
+@Suite(.offPool) struct ImmediateExecutorTests {
     @Test func executeRunsTheWorkBeforeReturning() {
         let executor: ImmediateExecutor = .immediate
         let runs = AtomicCounter()

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import TestSupport
 import Testing
 
 @testable import SyncStreams
@@ -11,7 +12,7 @@ import Testing
 #endif
 
 /// The relays' lock: mutual exclusion, and a contended waiter that sleeps.
-@Suite struct ParkingLockTests {
+@Suite(.offPool) struct ParkingLockTests {
     final class Shared: @unchecked Sendable {
         // @unchecked Sendable: `count` is only touched under `lock`.
         let lock = ParkingLock()
@@ -20,7 +21,7 @@ import Testing
 
     @Test func fourThreadsIncrementingUnderTheLockLoseNothing() {
         let shared = Shared()
-        let perThread = 200_000
+        let perThread = BuildFlavor.iterations(200_000, sanitized: 20_000)
         let finished = runOnThreads(4) { _ in
             for _ in 0..<perThread { shared.lock.withLock { shared.count += 1 } }
         }

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import TestSupport
 import Testing
 
 @testable import SyncStreams
@@ -7,7 +8,7 @@ import Testing
 /// No user code runs under a relay's lock: releasing a value (whose deinit is user code) happens after
 /// unlocking. Each test releases a value whose deinit touches the same stream; done under the lock, that
 /// would deadlock (the lock is not recursive), so each runs on a thread with a deadline.
-@Suite struct ReleaseOutsideLockTests {
+@Suite(.offPool) struct ReleaseOutsideLockTests {
     /// A value whose deinit runs `onDeinit`.
     final class Tripwire: Sendable {
         let onDeinit: @Sendable () -> Void

@@ -1,8 +1,9 @@
+import TestSupport
 import Testing
 
 @testable import SyncStreams
 
-@Suite struct CollectByCountTests {
+@Suite(.offPool) struct CollectByCountTests {
     /// An event at `tick` marble ticks; a collected array is written as its values joined (`"ab"`).
     private func at(_ tick: Int, _ event: RecordedEvent<String, MarbleError>) -> TimedEvent {
         TimedEvent(time: Marble.tick * tick, event: event)

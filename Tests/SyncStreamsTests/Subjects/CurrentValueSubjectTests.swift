@@ -1,7 +1,8 @@
 import SyncStreams
+import TestSupport
 import Testing
 
-@Suite struct CurrentValueSubjectTests {
+@Suite(.offPool) struct CurrentValueSubjectTests {
     @Test func subscribingDeliversTheCurrentValueAtOnce() {
         let subject = CurrentValueSubject<Int, Never>(0)
         subject.send(1)

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Synchronization
+import TestSupport
 import Testing
 
 @testable import SyncStreams
@@ -118,8 +119,10 @@ extension SyncStream {
     }
 }
 
-/// How long a test waits for other threads before failing: generous, for ThreadSanitizer on a slow machine.
-let threadDeadline: TimeInterval = 120
+/// How long a test waits for other threads before failing: 15 s, scaled under a sanitizer (45 s under
+/// ThreadSanitizer), so that it stays inside a one-minute suite time limit and a regression reports what
+/// it waited for.
+let threadDeadline: TimeInterval = 15 * BuildFlavor.deadlineScale
 
 /// Runs `body(index)` on `count` new threads and waits for all of them; returns false if they did not all
 /// finish within `threadDeadline`.
@@ -187,9 +190,9 @@ final class LifetimeProbe {
 /// deliveries that a long drain handed on to a global queue: they happen after the senders returned.
 func eventually(_ condition: () -> Bool) -> Bool {
     let deadline = Date(timeIntervalSinceNow: threadDeadline)
-    while !condition() {
-        if Date() > deadline { return false }
+    while Date() < deadline {
+        if condition() { return true }
         Thread.sleep(forTimeInterval: 0.001)
     }
-    return true
+    return condition()  // once more after the deadline
 }

@@ -1,9 +1,10 @@
 import Dispatch
+import TestSupport
 import Testing
 
 @testable import SyncStreams
 
-@Suite struct ObserveOnTests {
+@Suite(.offPool) struct ObserveOnTests {
     @Test func deliversEveryEventOnTheExecutorInOrder() {
         let output = Marble.run("-a-b-c|") { subject, executor in subject.observe(on: executor) }
         #expect(output == Marble.parse("-a-b-c|"))

@@ -1,9 +1,10 @@
+import TestSupport
 import Testing
 
 @testable import SyncStreams
 
 /// The logic of one share connection without threads.
-@Suite struct ShareStateMachineTests {
+@Suite(.offPool) struct ShareStateMachineTests {
     @Test func keepsTheLastValuesForLateSubscribersAndHandsTheEvictedOneOut() {
         var machine = ShareStateMachine<Int, MarbleError>(replayCount: 2)
         let step1 = machine.join()

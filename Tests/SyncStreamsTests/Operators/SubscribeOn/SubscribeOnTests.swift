@@ -1,9 +1,10 @@
 import Dispatch
+import TestSupport
 import Testing
 
 @testable import SyncStreams
 
-@Suite struct SubscribeOnTests {
+@Suite(.offPool) struct SubscribeOnTests {
     /// A subject with subscription and cancellation counters.
     struct Observed {
         let subject = PassthroughSubject<Int, MarbleError>()

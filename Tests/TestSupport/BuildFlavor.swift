@@ -1,0 +1,47 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// How this test process was built and asked to run: under a sanitizer or not, stress counts or not.
+///
+/// Swift has no compile-time condition for a sanitizer, so it is detected at run time: a build with
+/// `--sanitize=thread` (or `address`) links the sanitizer's runtime, whose entry point `__tsan_init`
+/// (`__asan_init`) is then visible to `dlsym`. A plain build has neither.
+package enum BuildFlavor {
+    /// Built with `--sanitize=thread`.
+    package static let threadSanitizer = hasSymbol("__tsan_init")
+
+    /// Built with `--sanitize=address`.
+    package static let addressSanitizer = hasSymbol("__asan_init")
+
+    /// Built with either sanitizer.
+    package static var sanitized: Bool { threadSanitizer || addressSanitizer }
+
+    /// `SYNC_STRESS=1` in the environment: heavy tests run their full counts even under a sanitizer, and
+    /// the tests tagged `stress` that only that run needs are enabled (see docs/TESTING.md).
+    package static let stress = ProcessInfo.processInfo.environment["SYNC_STRESS"] == "1"
+
+    /// What every deadline is multiplied by: 3 under ThreadSanitizer (code runs 5–15× slower and the two
+    /// cores are shared with the whole suite), 2 under AddressSanitizer, 1 otherwise.
+    package static let deadlineScale: Double = threadSanitizer ? 3 : addressSanitizer ? 2 : 1
+
+    /// The number of iterations of a stress loop: `full` in a plain build or a stress run (`SYNC_STRESS=1`),
+    /// `sanitized` under a sanitizer, where each iteration costs 5–15× more and the claim needs fewer.
+    package static func iterations(_ full: Int, sanitized: Int) -> Int {
+        self.sanitized && !stress ? sanitized : full
+    }
+
+    private static func hasSymbol(_ name: String) -> Bool {
+        // RTLD_DEFAULT: every object loaded so far, the sanitizer runtime included.
+        #if canImport(Darwin)
+            let handle = UnsafeMutableRawPointer(bitPattern: -2)
+        #else
+            let handle: UnsafeMutableRawPointer? = nil
+        #endif
+        return dlsym(handle, name) != nil
+    }
+}
