@@ -1,4 +1,5 @@
 import Dispatch
+import SyncStreams
 
 /// Runs blocking work (file reads, writes, fsync) on a dispatch queue, never on Swift's cooperative pool,
 /// and hands the result back to the awaiting task.
@@ -20,11 +21,23 @@ package struct BlockingQueue: Sendable {
     package func run<T: Sendable, E: Error>(
         _ body: @escaping @Sendable () throws(E) -> T, afterEnqueue: () -> Void
     ) async throws(E) -> T {
-        let result: Result<T, E> = await withCheckedContinuation { continuation in
-            queue.async { continuation.resume(returning: Result { () throws(E) -> T in try body() }) }
+        // The result goes through a pthread mutex, not only through the continuation: when the work resumes
+        // the continuation before this task has suspended, the task goes on through the concurrency
+        // runtime's already-resumed path, which orders it after the work with an atomic ThreadSanitizer
+        // cannot see (the runtime is not instrumented, and that path makes no TSan annotation), so every
+        // read of what the work built was reported as a data race (issue 20: StoreFile.swift:65 against its
+        // initialiser). The mutex is a happens-before edge TSan sees; the real ordering was never missing.
+        let slot = Locked<Result<T, E>?>(nil)
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            queue.async {
+                let result = Result { () throws(E) -> T in try body() }
+                slot.withLock { $0 = result }
+                continuation.resume()
+            }
             afterEnqueue()
         }
-        return try result.get()
+        // Set before the continuation was resumed.
+        return try slot.withLock { $0! }.get()
     }
 }
 
