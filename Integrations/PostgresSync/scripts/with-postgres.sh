@@ -68,22 +68,31 @@ trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 as_owner mkdir -p "$ROOT/socket"
 as_owner "$PG_BIN/initdb" -D "$ROOT/data" -U sync --auth=trust -E UTF8 --no-locale >"$ROOT/initdb.log" 2>&1 || {
     cat "$ROOT/initdb.log" >&2
     exit 1
 }
 cat >>"$ROOT/data/postgresql.conf" <<CONF
-port = $PORT
 listen_addresses = '127.0.0.1'
 unix_socket_directories = '$ROOT/socket'
 max_connections = 200
 CONF
-as_owner "$PG_BIN/pg_ctl" -D "$ROOT/data" -l "$ROOT/server.log" -w -t 60 start >/dev/null || {
-    cat "$ROOT/server.log" >&2
-    exit 1
-}
+# PostgreSQL cannot listen on port 0 and report the port, so a free port is picked by the kernel and
+# released; another process may take it before PostgreSQL binds it. Then PostgreSQL fails with "Address
+# already in use" and the start is retried on a new port (the last `port =` line of the file wins).
+for attempt in 1 2 3 4 5; do
+    PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+    echo "port = $PORT" | as_owner tee -a "$ROOT/data/postgresql.conf" >/dev/null
+    if as_owner "$PG_BIN/pg_ctl" -D "$ROOT/data" -l "$ROOT/server.log" -w -t 60 start >/dev/null; then
+        break
+    fi
+    if [ "$attempt" = 5 ] || ! grep -q "already in use" "$ROOT/server.log"; then
+        cat "$ROOT/server.log" >&2
+        exit 1
+    fi
+    echo "with-postgres.sh: port $PORT was taken before PostgreSQL bound it; trying another" >&2
+done
 "$PG_BIN/psql" -X -q -h 127.0.0.1 -p "$PORT" -U sync -d postgres -c 'CREATE DATABASE sync_test' >/dev/null
 
 cat >"$ROOT/pg-ctl" <<CTL
