@@ -61,10 +61,36 @@ package func startThread(named name: String, _ body: @escaping @Sendable () -> V
     let thread = Thread {
         // Named from inside: on Linux a name given before `start()` does not reach the thread.
         Thread.current.name = short
+        DedicatedThread.mark(name)
         body()
     }
     thread.stackSize = 4 << 20
     thread.start()
+}
+
+/// Which thread `startThread(named:)` started the caller is on, if any: a pthread-specific value, so that
+/// a test can prove where it runs (Foundation's `Thread.current.name` is not reliable for that on Linux).
+package enum DedicatedThread {
+    private final class Name {
+        let value: String
+        init(_ value: String) { self.value = value }
+    }
+
+    private static let key: pthread_key_t = {
+        var key = pthread_key_t()
+        pthread_key_create(&key, nil)
+        return key
+    }()
+
+    /// The name given to `startThread(named:)` for the calling thread, or nil on any other thread.
+    package static var current: String? {
+        pthread_getspecific(key).map { Unmanaged<Name>.fromOpaque($0).takeUnretainedValue().value }
+    }
+
+    fileprivate static func mark(_ name: String) {
+        // Retained for the thread's lifetime (a few bytes per test thread, never released).
+        pthread_setspecific(key, Unmanaged.passRetained(Name(name)).toOpaque())
+    }
 }
 
 /// A task executor with one thread of its own: the jobs of the tasks that prefer it run there, one after

@@ -1,6 +1,7 @@
 import Foundation
 import SyncStreams
 import SyncWire
+import TestSupport
 
 @testable import SyncEngine
 
@@ -26,14 +27,15 @@ final class WireClient: Sendable {
 
     func send(_ message: ClientMessage) { connection.send(message) }
 
-    /// The next event, waiting at most `limit`.
-    func next(limit: Duration = .seconds(30)) async throws -> SyncTransportEvent {
-        let deadline = ContinuousClock.now + limit
-        while ContinuousClock.now < deadline {
-            if let event = events.withLock({ $0.isEmpty ? nil : $0.removeFirst() }) { return event }
-            try await Task.sleep(for: .milliseconds(2))
+    /// The next event, waiting at most `limit` (scaled under a sanitizer; see `waitUntil`).
+    func next(limit: Duration = .seconds(15)) async throws -> SyncTransportEvent {
+        var event: SyncTransportEvent?
+        try await waitUntil("the next event", limit: limit) {
+            event = events.withLock { $0.isEmpty ? nil : $0.removeFirst() }
+            return event != nil
         }
-        throw Unexpected(description: "no event within \(limit)")
+        guard let event else { throw Unexpected(description: "no event within \(limit)") }
+        return event
     }
 
     /// The next event, which must be a message.

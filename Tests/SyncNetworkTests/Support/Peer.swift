@@ -30,17 +30,17 @@ final class Peer: Sendable {
 
     deinit { reader.cancel() }
 
-    /// The next event, waiting at most `seconds`.
-    func next(seconds: Double = 20) async throws -> SyncTransportEvent {
-        let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
-        while ContinuousClock.now < deadline {
-            let event = events.withLock { events -> SyncTransportEvent? in
+    /// The next event, waiting at most `seconds` (scaled under a sanitizer; see `waitUntil`).
+    func next(seconds: Double = defaultWaitSeconds) async throws -> SyncTransportEvent {
+        var event: SyncTransportEvent?
+        try await waitUntil("the next event", seconds: seconds) {
+            event = events.withLock { events -> SyncTransportEvent? in
                 events.queued.isEmpty ? nil : events.queued.removeFirst()
             }
-            if let event { return event }
-            try await Task.sleep(for: .milliseconds(2))
+            return event != nil
         }
-        throw TimedOut(what: "the next event")
+        guard let event else { throw TimedOut(what: "the next event") }
+        return event
     }
 
     /// Requires `.opened`, says hello, requires `welcome`.

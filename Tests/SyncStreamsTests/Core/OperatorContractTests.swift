@@ -92,7 +92,14 @@ import Testing
                 inside.decrement()
             }
             let sender = startThread {
-                while !stop.isSet { subject.send(1) }
+                // A 50 µs pause every 64 sends: without any gap, debounce's timer is reset by each value and
+                // may go seconds without firing on a loaded machine.
+                var sent = 0
+                while !stop.isSet {
+                    subject.send(1)
+                    sent += 1
+                    if sent % 64 == 0 { usleep(50) }
+                }
             }
             #expect(eventually { received.value >= 20 }, "no values arrived")
             token.invalidate()

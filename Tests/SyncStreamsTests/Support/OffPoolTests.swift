@@ -7,14 +7,15 @@ import Testing
 @Suite struct OffPoolTests {
     @Test("a test with the .offPool trait runs on a thread of its own", .offPool)
     func traitRunsTheTestOnItsOwnThread() {
-        // The executor's thread is named after the test (cut to the 15 bytes Linux allows).
-        #expect(Thread.current.name == String("traitRunsTheTestOnItsOwnThread()".prefix(15)))
+        // The executor's thread is named after the test.
+        #expect(DedicatedThread.current == "traitRunsTheTestOnItsOwnThread()")
     }
 
     @Test("offPool runs its body on a thread of its own and returns what it returns")
     func offPoolRunsOnItsOwnThread() async throws {
-        let name = try await offPool("the threads name") { Thread.current.name }
-        #expect(name == "the threads nam")
+        let name = try await offPool("the thread's name") { DedicatedThread.current }
+        #expect(name == "the thread's name")
+        #expect(DedicatedThread.current == nil, "the test itself runs on the cooperative pool")
     }
 
     @Test("offPool names what it waited for when the body outlives its deadline")
