@@ -2,7 +2,7 @@ import SyncServer
 import SyncWire
 import Testing
 
-@Suite("Bind", .timeLimit(.minutes(1)))
+@Suite("Bind", .timeLimit(.minutes(2)))
 struct BindTests {
     @Test func bindOnEmptyPartitionSendsOneEmptyDownload() async throws {
         let server = try await SyncServer.embedded()

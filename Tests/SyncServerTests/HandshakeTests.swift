@@ -3,7 +3,7 @@ import SyncWire
 import TestSupport
 import Testing
 
-@Suite("Handshake", .timeLimit(.minutes(1)))
+@Suite("Handshake", .timeLimit(.minutes(2)))
 struct HandshakeTests {
     @Test func helloIsWelcomed() async throws {
         let server = try await SyncServer.embedded()

@@ -2,7 +2,7 @@ import SyncServer
 import SyncWire
 import Testing
 
-@Suite("Upload", .timeLimit(.minutes(1)))
+@Suite("Upload", .timeLimit(.minutes(2)))
 struct UploadTests {
     @Test func uploaderGetsAcknowledgementsAndOthersGetTheBytes() async throws {
         let server = try await SyncServer.embedded()

@@ -72,7 +72,7 @@ final class FaultyFileSystem: FileSystem {
     func close(_ descriptor: Int32) { real.close(descriptor) }
 }
 
-@Suite("Fault injection", .timeLimit(.minutes(1)))
+@Suite("Fault injection", .timeLimit(.minutes(2)))
 struct FaultInjectionTests {
     let directory = TemporaryDirectory()
     var path: String { directory.file("log") }

@@ -159,9 +159,50 @@ package struct OffPoolTrait: TestTrait, SuiteTrait, TestScoping {
     package func provideScope(
         for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void
     ) async throws {
+        // At most as many of these tests at once as the machine has cores: they are the suite's CPU-heavy
+        // ones (stress loops on several threads each), and run all at once they would take every core
+        // from the cooperative pool's threads for a minute under TSan. Waiting here holds no thread.
+        await Self.running.acquire()
         let executor = DedicatedThreadExecutor(name: test.name)
-        defer { executor.stop() }
+        defer {
+            executor.stop()
+            Self.running.release()
+        }
         try await withTaskExecutorPreference(executor) { try await function() }
+    }
+
+    private static let running = AsyncSemaphore(permits: ProcessInfo.processInfo.activeProcessorCount)
+}
+
+/// A counting semaphore whose `acquire()` suspends the task (holding no thread) until a permit is free.
+package final class AsyncSemaphore: Sendable {
+    private let state: Locked<(permits: Int, waiters: [CheckedContinuation<Void, Never>])>
+
+    package init(permits: Int) { state = Locked((max(permits, 1), [])) }
+
+    package func acquire() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let granted = state.withLock { state -> Bool in
+                guard state.permits > 0 else {
+                    state.waiters.append(continuation)
+                    return false
+                }
+                state.permits -= 1
+                return true
+            }
+            if granted { continuation.resume() }
+        }
+    }
+
+    package func release() {
+        let next = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            guard !state.waiters.isEmpty else {
+                state.permits += 1
+                return nil
+            }
+            return state.waiters.removeFirst()  // the permit passes to it
+        }
+        next?.resume()
     }
 }
 

@@ -11,10 +11,10 @@ package struct WaitTimedOut: Error, CustomStringConvertible {
     package var description: String { "timed out after \(limit) waiting for \(what)" }
 }
 
-/// The default deadline of a wait, before scaling: 10 s, so that even scaled under ThreadSanitizer (30 s)
-/// it stays clearly inside the shortest suite time limit (1 minute), and a regression reports "timed out
+/// The default deadline of a wait, before scaling: 20 s, so that even scaled under ThreadSanitizer (60 s)
+/// it stays clearly inside the shortest suite time limit (2 minutes), and a regression reports "timed out
 /// waiting for X" rather than a bare time limit.
-package let defaultWaitSeconds: Double = 10
+package let defaultWaitSeconds: Double = 20
 
 /// The one deadline wait of the suite: polls `condition` until it holds, off nothing (it sleeps between
 /// polls, so it never holds a thread of the cooperative pool), and throws `WaitTimedOut` naming `what`

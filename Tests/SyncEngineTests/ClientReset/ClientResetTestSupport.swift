@@ -26,7 +26,7 @@ func forgetfulServer(
 /// Waits until `server` counts `connections` open connections: it has handled the end of the others (so
 /// their client files were last seen before the test moves the server's clock on).
 func serverNoticed(_ server: SyncServer, connections: Int) async throws {
-    try await eventually("the server counts \(connections) connections", limit: .seconds(15)) {
+    try await eventually("the server counts \(connections) connections", limit: .seconds(20)) {
         server.connectionCount == connections
     }
 }

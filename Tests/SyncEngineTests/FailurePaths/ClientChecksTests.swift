@@ -109,7 +109,7 @@ final class ScriptedServer: SyncConnectionAcceptor {
     }
 }
 
-@Suite("Torn writes", .timeLimit(.minutes(1)))
+@Suite("Torn writes", .timeLimit(.minutes(2)))
 struct TornWriteTests {
     @Test(
         "a final write torn by a crash is cut when the session opens, and the bytes cut are reported with the session")

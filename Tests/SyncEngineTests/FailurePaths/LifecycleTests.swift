@@ -140,7 +140,7 @@ struct LifecycleTests {
     }
 }
 
-@Suite("Local files", .timeLimit(.minutes(1)))
+@Suite("Local files", .timeLimit(.minutes(2)))
 struct LocalFilesTests {
     @Test("a second app on the same directory gets storeInUse instead of a second writer")
     func oneWriterPerStore() async throws {

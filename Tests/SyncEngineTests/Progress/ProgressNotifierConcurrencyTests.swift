@@ -7,13 +7,13 @@ import Testing
 
 /// Semantics line 7 (and line 9 across threads): `update` from several threads at once. These tests are
 /// meant to run under ThreadSanitizer too (`swift test --sanitize=thread`).
-@Suite("ProgressNotifier concurrency", .timeLimit(.minutes(1)), .offPool)
+@Suite("ProgressNotifier concurrency", .timeLimit(.minutes(2)), .offPool)
 struct ProgressNotifierConcurrencyTests {
     private static let threads = 4
     /// 2,000 (each update is delivered to 8 subscribers under a lock); 500 under a sanitizer.
     private static let updatesPerThread = BuildFlavor.iterations(2_000, sanitized: 500)
-    /// How long these tests wait for their threads: 15 s, scaled under a sanitizer.
-    private static let deadline = 15 * BuildFlavor.deadlineScale
+    /// How long these tests wait for their threads: 20 s, scaled under a sanitizer.
+    private static let deadline = defaultWaitSeconds * BuildFlavor.deadlineScale
 
     @Test("7. concurrent updates: each subscriber sees serialized events, all in the same order, ending at the latest")
     func concurrentUpdatesConsistentOrder() {

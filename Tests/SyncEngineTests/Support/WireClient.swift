@@ -28,7 +28,7 @@ final class WireClient: Sendable {
     func send(_ message: ClientMessage) { connection.send(message) }
 
     /// The next event, waiting at most `limit` (scaled under a sanitizer; see `waitUntil`).
-    func next(limit: Duration = .seconds(15)) async throws -> SyncTransportEvent {
+    func next(limit: Duration = .seconds(20)) async throws -> SyncTransportEvent {
         var event: SyncTransportEvent?
         try await waitUntil("the next event", limit: limit) {
             event = events.withLock { $0.isEmpty ? nil : $0.removeFirst() }

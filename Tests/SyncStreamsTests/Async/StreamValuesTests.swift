@@ -2,7 +2,7 @@ import SyncStreams
 import TestSupport
 import Testing
 
-@Suite(.timeLimit(.minutes(1))) struct StreamValuesTests {
+@Suite(.timeLimit(.minutes(2))) struct StreamValuesTests {
     @Test func forAwaitReceivesEveryValueThenEndsOnFinish() async {
         let subject = PassthroughSubject<Int, Never>()
         let values = subject.values

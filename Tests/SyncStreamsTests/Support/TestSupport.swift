@@ -119,10 +119,10 @@ extension SyncStream {
     }
 }
 
-/// How long a test waits for other threads before failing: 15 s, scaled under a sanitizer (45 s under
-/// ThreadSanitizer), so that it stays inside a one-minute suite time limit and a regression reports what
+/// How long a test waits for other threads before failing: 20 s, scaled under a sanitizer (60 s under
+/// ThreadSanitizer), so that it stays inside a two-minute suite time limit and a regression reports what
 /// it waited for.
-let threadDeadline: TimeInterval = 15 * BuildFlavor.deadlineScale
+let threadDeadline: TimeInterval = defaultWaitSeconds * BuildFlavor.deadlineScale
 
 /// Runs `body(index)` on `count` new threads and waits for all of them; returns false if they did not all
 /// finish within `threadDeadline`.
