@@ -7,7 +7,9 @@ import Testing
 
 /// Semantics line 7 (and line 9 across threads): `update` from several threads at once. These tests are
 /// meant to run under ThreadSanitizer too (`swift test --sanitize=thread`).
-@Suite("ProgressNotifier concurrency", .timeLimit(.minutes(2)), .offPool)
+// 4 minutes: as .offPool tests these wait for a turn (one per core) behind the other stress suites, and
+// the limit counts that wait (a full TSan run on 2 cores: up to 111 s from start to end).
+@Suite("ProgressNotifier concurrency", .timeLimit(.minutes(4)), .offPool)
 struct ProgressNotifierConcurrencyTests {
     private static let threads = 4
     /// 2,000 (each update is delivered to 8 subscribers under a lock); 500 under a sanitizer.
