@@ -1,4 +1,5 @@
 import Dispatch
+import Foundation
 import SyncStreams
 import Testing
 
@@ -87,15 +88,15 @@ private struct Failure: Error, Equatable { let code: Int }
             },
             onCompletion: { _ in done.signal() }
         )
-        await withTaskGroup(of: Void.self) { group in
-            for (sender, subject) in subjects.enumerated() {
-                group.addTask {
-                    for sequence in 0..<perSender { subject.send(sender * 1_000_000 + sequence) }
-                    subject.send(completion: .finished)
-                }
-            }
+        // Four real threads (the cooperative pool may be only 2 wide, which would run at most two senders
+        // at once), started and joined on a thread of their own so no pool thread blocks.
+        let finished = await onThreadOfItsOwn {
+            runOnThreads(senders) { sender in
+                for sequence in 0..<perSender { subjects[sender].send(sender * 1_000_000 + sequence) }
+                subjects[sender].send(completion: .finished)
+            } && done.waitWithDeadline()
         }
-        #expect(done.wait(timeout: .now() + 60) == .success)
+        #expect(finished)
         #expect(checker.overlaps == 0)
         let values = received.values
         #expect(values.count == senders * perSender)
@@ -104,5 +105,12 @@ private struct Failure: Error, Equatable { let code: Int }
             #expect(mine == Array(0..<perSender))
         }
         token.invalidate()
+    }
+}
+
+/// Runs blocking `body` on a new thread and returns its result without blocking a cooperative-pool thread.
+private func onThreadOfItsOwn<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
+    await withCheckedContinuation { continuation in
+        Thread { continuation.resume(returning: body()) }.start()
     }
 }
