@@ -220,6 +220,69 @@ struct SpinnerProcessTests {
         #expect(output.contains("synced 40 changesets"))
     }
 
+    /// The checksum in the summary of a successful run.
+    private func summaryChecksum(_ run: SpinnerProcess.Result) throws -> String {
+        try #require(run.stdout.firstMatch(of: #/\(checksum ([0-9a-f]+)\)/#).map { String($0.1) }, "\(run.stdout)")
+    }
+
+    @Test("--seed end to end: two runs with the same seed sync the same workload (the seed's), another seed another")
+    func seedEndToEnd() async throws {
+        let arguments = ["--changesets", "30", "--size", "300000"]
+        let first = try await SpinnerProcess.run(arguments + ["--seed", "7"])
+        let second = try await SpinnerProcess.run(arguments + ["--seed", "7"])
+        let other = try await SpinnerProcess.run(arguments + ["--seed", "8"])
+        for run in [first, second, other] { #expect(run.status == 0, "\(run.stderr)") }
+        #expect(first.stdout.contains("(seed 7)") && other.stdout.contains("(seed 8)"))
+        // What the reader received, as the summary's checksum: the workload that seed defines, each time.
+        var expected = ChangesetChecksum()
+        let workload = Workload(count: 30, totalBytes: 300_000, seed: 7)
+        for index in 0..<30 { expected.add(workload.changeset(index)) }
+        #expect(try summaryChecksum(first) == "\(expected)")
+        #expect(try summaryChecksum(second) == "\(expected)")
+        #expect(try summaryChecksum(other) != "\(expected)")
+    }
+
+    @Test(
+        "--timeout expiring mid-sync (the server stopped once part of the workload arrived): exit 1, what the reader holds"
+    )
+    func timeoutMidSync() async throws {
+        let data = FileManager.default.temporaryDirectory.appendingPathComponent("spinner-server-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: data) }
+        let (server, port) = try await keyedServer(data)
+        defer { kill(server.processIdentifier, SIGCONT) }
+        let count = 200
+        let spinner = try ChildProcess(
+            SpinnerProcess.executable,
+            [
+                "--server", "ws://127.0.0.1:\(port)", "--api-key", "spinner-key", "--changesets", "\(count)", "--size",
+                "40000000", "--timeout", "30",
+            ])
+        // A progress line with some of the 40 MB synced and not all: freeze the server there.
+        let partial = #/  \S+ (\d+\.\d)/40\.0 MB/#
+        let frozen: Bool
+        do {
+            try await spinner.waitForOutput("part of the workload synced", deadline: .seconds(60)) { stdout in
+                stdout.matches(of: partial).contains { match in Double(match.1).map { $0 > 0 && $0 < 40 } ?? false }
+            }
+            frozen = kill(server.processIdentifier, SIGSTOP) == 0
+        } catch {
+            _ = try? await spinner.stop(SIGKILL)
+            _ = try? await server.stop(SIGKILL)
+            throw error
+        }
+        #expect(frozen)
+        let status = try await spinner.waitForExit(deadline: .seconds(90))
+        kill(server.processIdentifier, SIGCONT)
+        #expect(try await server.stop(SIGTERM) == 0)
+        #expect(status == 1, "\(spinner.stderr)")
+        let held = try #require(
+            spinner.stderr.firstMatch(of: #/timed out after 30\.0 s: the reader holds (\d+) of (\d+) changesets/#),
+            "\(spinner.stderr)")
+        #expect(Int(held.2) == count)
+        #expect(Int(held.1).map { $0 < count } == true, "\(spinner.stderr)")
+        #expect(!spinner.stdout.contains("synced \(count) changesets"))
+    }
+
     /// A loopback port nothing listens on: bound, then closed.
     private func closedPort() throws -> Int {
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
