@@ -1,4 +1,5 @@
 import Dispatch
+import Foundation
 import SyncStreams
 import Testing
 
@@ -180,16 +181,18 @@ private struct Pair: Equatable, Sendable {
             },
             onCompletion: { _ in done.signal() }
         )
-        await withTaskGroup(of: Void.self) { group in
-            for (index, subject) in subjects.enumerated() {
-                group.addTask {
-                    for value in 1...perSender { subject.send(value) }
-                    _ = index
-                    subject.send(completion: .finished)
+        // Four real threads (the cooperative pool may be only 2 wide, which would run at most two senders
+        // at once), started and joined on a thread of their own so no pool thread blocks.
+        let finished = await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+            Thread {
+                let sent = runOnThreads(senders) { index in
+                    for value in 1...perSender { subjects[index].send(value) }
+                    subjects[index].send(completion: .finished)
                 }
-            }
+                continuation.resume(returning: sent && done.waitWithDeadline())
+            }.start()
         }
-        #expect(done.wait(timeout: .now() + 60) == .success)
+        #expect(finished)
         #expect(checker.overlaps == 0)
         #expect(lastSeen.isMonotonic)
         #expect(lastSeen.final == Array(repeating: perSender, count: senders))
