@@ -251,26 +251,33 @@ struct SpinnerProcessTests {
         let (server, port) = try await keyedServer(data)
         defer { kill(server.processIdentifier, SIGCONT) }
         let count = 200
+        // The first progress line (the reader's download has begun; not all of the 40 MB synced) freezes the
+        // server at once: SIGSTOP from the thread that reads the spinner's output, as the line arrives.
+        let serverID = server.processIdentifier
+        let freeze = FreezeOnce()
         let spinner = try ChildProcess(
             SpinnerProcess.executable,
             [
                 "--server", "ws://127.0.0.1:\(port)", "--api-key", "spinner-key", "--changesets", "\(count)", "--size",
                 "40000000", "--timeout", "30",
-            ])
-        // A progress line with some of the 40 MB synced and not all: freeze the server there.
-        let partial = #/  \S+ (\d+\.\d)/40\.0 MB/#
-        let frozen: Bool
+            ],
+            trigger: ChildProcess.SignalTrigger(0) { stdout in
+                if stdout.matches(of: #/  \S+ (\d+\.\d)/40\.0 MB/#).contains(where: {
+                    Double($0.1).map { $0 < 40 } ?? false
+                }) {
+                    freeze.stop(serverID)
+                }
+                return false  // the spinner itself gets no signal
+            })
         do {
-            try await spinner.waitForOutput("part of the workload synced", deadline: .seconds(60)) { stdout in
-                stdout.matches(of: partial).contains { match in Double(match.1).map { $0 > 0 && $0 < 40 } ?? false }
+            try await spinner.waitForOutput("the server frozen mid-sync", deadline: .seconds(60)) { _ in
+                freeze.isStopped
             }
-            frozen = kill(server.processIdentifier, SIGSTOP) == 0
         } catch {
             _ = try? await spinner.stop(SIGKILL)
             _ = try? await server.stop(SIGKILL)
             throw error
         }
-        #expect(frozen)
         let status = try await spinner.waitForExit(deadline: .seconds(90))
         kill(server.processIdentifier, SIGCONT)
         #expect(try await server.stop(SIGTERM) == 0)
@@ -281,6 +288,22 @@ struct SpinnerProcessTests {
         #expect(Int(held.2) == count)
         #expect(Int(held.1).map { $0 < count } == true, "\(spinner.stderr)")
         #expect(!spinner.stdout.contains("synced \(count) changesets"))
+    }
+
+    /// Sends SIGSTOP to a process once.
+    private final class FreezeOnce: @unchecked Sendable {
+        // @unchecked Sendable: `stopped` is only touched under `lock`.
+        private let lock = NSLock()
+        private var stopped = false
+
+        var isStopped: Bool { lock.withLock { stopped } }
+
+        func stop(_ process: Int32) {
+            lock.withLock {
+                guard !stopped else { return }
+                stopped = kill(process, SIGSTOP) == 0
+            }
+        }
     }
 
     /// A loopback port nothing listens on: bound, then closed.
