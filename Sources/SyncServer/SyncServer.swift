@@ -141,6 +141,12 @@ public final class SyncServer: Sendable {
     /// the server has handled the messages it sent before closing.
     public var connectionCount: Int { registry.openCount }
 
+    /// How many sessions are bound to `partition` now (0 for a partition never loaded): lets tests see
+    /// that the server itself unbound a session, which a closed client can no longer show.
+    package func boundSessionCount(in partition: String) async -> Int {
+        await core.boundSessionCount(in: partition)
+    }
+
     /// For a networked server, the most bytes of messages ever queued at once for one client (open or
     /// gone): what a slow or stalled reader cost it at worst. 0 for an embedded server.
     package var peakOutboundQueueBytes: Int { listener?.peakOutboundQueueBytes ?? 0 }

@@ -89,13 +89,18 @@ struct TrustTests {
         let queue = try #require((stalled as? InMemoryPipe.ClientSide)?.pipe.toClient)
         stalled.send(.hello(Hello(credential: .anonymous)))
         stalled.send(.bind(Bind(sessionID: 1, partition: "p", clientFileID: 2, downloadedVersion: 0)))
-        try await waitUntil("the backlog fills the queue to its mark") { queue.queuedCost > lowWater }
+        try await waitUntil("the backlog fills the queue to its mark", seconds: 20) { queue.queuedCost > lowWater }
+        // Its pump is parked on the queue (waiting for it to drain), so what is queued now is all it sends
+        // until the client reads: at most one message past the mark.
+        try await waitUntil("its pump parked at the mark", seconds: 20) { queue.drainWaiterCount == 1 }
+        let oneMessage = 64 * 1024 + 1024
+        #expect(queue.queuedCost <= lowWater + oneMessage)
 
-        // More uploads wake its pump; it still waits for the queue to drain.
+        // More uploads are forwarded to it (its session is bound); its pump stays parked and sends nothing more.
         writer.upload(from: 51, Array(repeating: changeset, count: 20))
         _ = try await writer.nextEntries(20)
         try await writer.expectNothingPending()
-        let oneMessage = 64 * 1024 + 1024
+        #expect(queue.drainWaiterCount == 1)
         #expect(queue.queuedCost <= lowWater + oneMessage)
 
         // A reader is unaffected, and gets everything.

@@ -224,6 +224,91 @@ struct SpinnerProcessTests {
         #expect(output.contains("synced 40 changesets"))
     }
 
+    /// The checksum in the summary of a successful run.
+    private func summaryChecksum(_ run: SpinnerProcess.Result) throws -> String {
+        try #require(run.stdout.firstMatch(of: #/\(checksum ([0-9a-f]+)\)/#).map { String($0.1) }, "\(run.stdout)")
+    }
+
+    @Test("--seed end to end: two runs with the same seed sync the same workload (the seed's), another seed another")
+    func seedEndToEnd() async throws {
+        let arguments = ["--changesets", "30", "--size", "300000"]
+        let first = try await SpinnerProcess.run(arguments + ["--seed", "7"])
+        let second = try await SpinnerProcess.run(arguments + ["--seed", "7"])
+        let other = try await SpinnerProcess.run(arguments + ["--seed", "8"])
+        for run in [first, second, other] { #expect(run.status == 0, "\(run.stderr)") }
+        #expect(first.stdout.contains("(seed 7)") && other.stdout.contains("(seed 8)"))
+        // What the reader received, as the summary's checksum: the workload that seed defines, each time.
+        var expected = ChangesetChecksum()
+        let workload = Workload(count: 30, totalBytes: 300_000, seed: 7)
+        for index in 0..<30 { expected.add(workload.changeset(index)) }
+        #expect(try summaryChecksum(first) == "\(expected)")
+        #expect(try summaryChecksum(second) == "\(expected)")
+        #expect(try summaryChecksum(other) != "\(expected)")
+    }
+
+    @Test(
+        "--timeout expiring mid-sync (the server stopped once part of the workload arrived): exit 1, what the reader holds"
+    )
+    func timeoutMidSync() async throws {
+        let data = FileManager.default.temporaryDirectory.appendingPathComponent("spinner-server-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: data) }
+        let (server, port) = try await keyedServer(data)
+        defer { kill(server.processIdentifier, SIGCONT) }
+        let count = 200
+        // The first progress line (the reader's download has begun; not all of the 40 MB synced) freezes the
+        // server at once: SIGSTOP from the thread that reads the spinner's output, as the line arrives.
+        let serverID = server.processIdentifier
+        let freeze = FreezeOnce()
+        let spinner = try ChildProcess(
+            SpinnerProcess.executable,
+            [
+                "--server", "ws://127.0.0.1:\(port)", "--api-key", "spinner-key", "--changesets", "\(count)", "--size",
+                "40000000", "--timeout", "30",
+            ],
+            trigger: ChildProcess.SignalTrigger(0) { stdout in
+                if stdout.matches(of: #/  \S+ (\d+\.\d)/40\.0 MB/#).contains(where: {
+                    Double($0.1).map { $0 < 40 } ?? false
+                }) {
+                    freeze.stop(serverID)
+                }
+                return false  // the spinner itself gets no signal
+            })
+        do {
+            try await spinner.waitForOutput("the server frozen mid-sync", deadline: .seconds(60)) { _ in
+                freeze.isStopped
+            }
+        } catch {
+            _ = try? await spinner.stop(SIGKILL)
+            _ = try? await server.stop(SIGKILL)
+            throw error
+        }
+        let status = try await spinner.waitForExit(deadline: .seconds(90))
+        kill(server.processIdentifier, SIGCONT)
+        #expect(try await server.stop(SIGTERM) == 0)
+        #expect(status == 1, "\(spinner.stderr)")
+        let held = try #require(
+            spinner.stderr.firstMatch(of: #/timed out after 30\.0 s: the reader holds (\d+) of (\d+) changesets/#),
+            "\(spinner.stderr)")
+        #expect(Int(held.2) == count)
+        #expect(Int(held.1).map { $0 < count } == true, "\(spinner.stderr)")
+        #expect(!spinner.stdout.contains("synced \(count) changesets"))
+    }
+
+    /// Sends SIGSTOP to a process once.
+    private final class FreezeOnce: @unchecked Sendable {
+        // @unchecked Sendable: `stopped` is only touched under `lock`.
+        private let lock = NSLock()
+        private var stopped = false
+
+        var isStopped: Bool { lock.withLock { stopped } }
+
+        func stop(_ process: Int32) {
+            lock.withLock {
+                guard !stopped else { return }
+                stopped = kill(process, SIGSTOP) == 0
+            }
+        }
+    }
 }
 
 /// Runs the built `sync-spinner` (or another executable) as a child process with pipes for its output,

@@ -39,7 +39,8 @@ extension SyncApp {
         /// `.changesetTooLarge` before anything is stored. Default: `WireProtocol.maximumChangesetSize`, the
         /// largest that fits in one message with its framing (what the reference server accepts).
         public var maximumChangesetBytes: Int
-        /// Upload bytes a session sends ahead of the server's acknowledgements. Default: 8 MiB.
+        /// Upload bytes a session sends ahead of the server's acknowledgements, at most (a changeset larger
+        /// than the window goes alone, when nothing else is unacknowledged). Default: 8 MiB.
         public var uploadWindowBytes: Int
         /// Bytes a session lets wait for its next fsync (writes and downloads together) before `write`
         /// and the reading of further downloads wait (one write always fits). Default: 8 MiB.

@@ -86,6 +86,12 @@ actor SessionEngine {
         }
     }
 
+    /// Whether an upload pass runs, and the bytes sent and not acknowledged (tests check the upload window).
+    var uploadsForTests: (isUploading: Bool, inFlightBytes: Int) { (isUploading, inFlightBytes) }
+
+    /// How many writes wait for a client reset to finish (tests make a write land during a reset).
+    var resetWaiterCountForTests: Int { resetWaiters.count }
+
     /// Whether a `waitForDownloads` call is suspended until the next binding.
     var isWaitingForBinding: Bool { !bindingWaiters.isEmpty }
 
@@ -345,9 +351,10 @@ actor SessionEngine {
             var bytes = 0
             for entry in candidates {
                 let entrySize = 8 + 4 + entry.byteCount
-                if !batch.isEmpty
-                    && (size + entrySize > limits.maximumMessageBytes
-                        || inFlightBytes + bytes + entry.byteCount > limits.uploadWindowBytes)
+                // A changeset larger than the whole window may go, but only alone: with nothing else in flight.
+                let overWindow = inFlightBytes + bytes + entry.byteCount > limits.uploadWindowBytes
+                if (!batch.isEmpty && size + entrySize > limits.maximumMessageBytes)
+                    || (overWindow && (!batch.isEmpty || inFlightBytes > 0))
                 {
                     break
                 }
@@ -355,6 +362,7 @@ actor SessionEngine {
                 size += entrySize
                 bytes += entry.byteCount
             }
+            guard !batch.isEmpty else { return }
             let first = nextToSend
             let payloads: [RecordPayload]
             do {

@@ -83,6 +83,9 @@ actor ServerCore {
         connection.phase = .closed
     }
 
+    /// How many sessions are bound to `name` (0 when it is not loaded).
+    func boundSessionCount(in name: String) -> Int { partitions[name]?.subscribers.count ?? 0 }
+
     private func state(of handle: ConnectionHandle) -> ConnectionState {
         if let connection = connections[handle.id] { return connection }
         let connection = ConnectionState(handle: handle)

@@ -85,6 +85,9 @@ package final class MessageQueue<Element: Sendable>: Sendable {
     /// The total cost of the elements queued and not yet taken.
     package var queuedCost: Int { state.withLock { $0.cost } }
 
+    /// How many `waitUntilDrained()` calls are suspended (tests see a producer parked at the mark).
+    package var drainWaiterCount: Int { state.withLock { $0.drainWaiters.count } }
+
     /// Whether `finish()` was called.
     package var isFinished: Bool { state.withLock { $0.isFinished } }
 

@@ -114,17 +114,42 @@ struct EndToEndTests {
 
     @Test("registering for download progress before the first server report invents nothing")
     func noInventedDownloadProgress() async throws {
-        let transport = FaultInjectingTransport()
-        transport.faults.hold = true
         let server = try await SyncServer.embedded()
+        let writerDirectory = TemporaryDirectory()
         let dir = TemporaryDirectory()
-        defer { dir.remove() }
+        defer {
+            writerDirectory.remove()
+            dir.remove()
+        }
+        let writer = try await makeApp(server: server.endpoint, directory: writerDirectory.url)
+            .login(.anonymous).openSession(partition: "p")
+        for index in 0..<3 { try await writer.write(Data(repeating: UInt8(index), count: 1000)) }
+        try await writer.wait(for: .upload)
+
+        // The reader connects, but the server's messages are held in transit and let through one by one
+        // until the first download (the answer to the bind) is next: the session is then connected and
+        // has bound, and no server report has reached it yet.
+        let transport = FaultInjectingTransport()
+        transport.faults.delayMessages = true
         let session = try await makeApp(server: server.endpoint, directory: dir.url, transport: transport)
             .login(.anonymous).openSession(partition: "p")
         let download = Collected(session.progress(for: .download, mode: .reportIndefinitely))
         let upload = Collected(session.progress(for: .upload, mode: .reportIndefinitely))
-        #expect(download.values.isEmpty)
+        while true {
+            try await eventually("a server message held") { !transport.held.isEmpty }
+            if case .download = transport.held.first { break }
+            transport.releaseOne()
+        }
+        try await eventually("connected") { session.connectionState.value == .connected }
+        #expect(download.values.isEmpty, "\(download.values)")
         // Upload progress is known from the local store at once: nothing written, nothing to upload.
         #expect(upload.values == [SyncProgress(transferredBytes: 0, transferrableBytes: 0, progressEstimate: 1)])
+
+        // The first report is the server's: it knows the 3,000 bytes; nothing before it said otherwise.
+        transport.deliverDelayedMessages()
+        try await session.wait(for: .download)
+        let reports = download.values.map { [$0.transferredBytes, $0.transferrableBytes] }
+        #expect(reports.first?[1] == 3000, "\(reports)")
+        #expect(reports.allSatisfy { $0[1] == 3000 }, "\(reports)")
     }
 }

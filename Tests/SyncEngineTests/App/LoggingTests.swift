@@ -61,6 +61,25 @@ struct LoggingTests {
         #expect(logged.first?.level == .fatal)
         #expect(logged.first?.category == "sync.client.error")
         #expect(logged.first?.message.hasPrefix("p: authentication failed") == true)
+
+        // A session error that is not fatal (the server's store fails once; the session rebinds) is logged
+        // at .error, not .fatal, with its own partition.
+        var configuration = SyncServer.Configuration()
+        configuration.store = PartitionFailingStore(partition: "q", failingAppends: 1)
+        let failing = try await SyncServer.embedded(configuration: configuration)
+        let other = TemporaryDirectory()
+        defer { other.remove() }
+        let recovering = Locked<[SyncLogEvent]>([])
+        let session2 = try await self.app(failing, other, level: .error, into: recovering)
+            .login(.anonymous).openSession(partition: "q")
+        try await session2.write(Data([1]))
+        try await eventually("the session error is logged") { !recovering.withLock { $0 }.isEmpty }
+        let second = recovering.withLock { $0 }
+        #expect(second.count == 1, "\(second)")
+        #expect(second.first?.level == .error)
+        #expect(second.first?.category == "sync.client.error")
+        #expect(second.first?.message.hasPrefix("q: ") == true, "\(second)")
+        #expect(session2.state.value != .invalid)
     }
 
     @Test(".off logs nothing, and app.logs streams exactly what the logger gets")

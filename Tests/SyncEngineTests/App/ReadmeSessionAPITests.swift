@@ -42,8 +42,17 @@ struct ReadmeSessionAPITests {
         #expect(lines.contains { $0.contains("Z info sync.client.connection: connected to ") })
         #expect(!lines.contains { $0.contains(" debug ") })
 
-        // README: Reconnecting every session at once
+        // README: Reconnecting every session at once. First make the session wait to reconnect: the
+        // connection drops and the backoff's timer is on the TestExecutor, whose time never moves here,
+        // so only reconnect() can bring it back.
+        server.dropAllConnections()
+        try await eventually("the session waits to reconnect") { session.connectionState.value == .disconnected }
         app.reconnect()  // e.g. when the device's network comes back
+        try await eventually("reconnected without the backoff's wait") {
+            session.connectionState.value == .connected && server.connectionCount == 1
+        }
+        try await session.write(Data("and eggs".utf8))
+        try await session.wait(for: .upload)
 
         // README: Deleting local files
         await user.logOut()  // sessions stop, stores unlock
@@ -54,7 +63,7 @@ struct ReadmeSessionAPITests {
         #expect(!FileManager.default.fileExists(atPath: store.path))
         let fresh = try await again.openSession(partition: "tasks")
         try await fresh.wait(for: .download)
-        #expect(Collected(fresh.changesets).values.map(\.data) == [Data("buy milk".utf8)])
+        #expect(Collected(fresh.changesets).values.map(\.data) == [Data("buy milk".utf8), Data("and eggs".utf8)])
         try await app.close()
     }
 

@@ -37,10 +37,15 @@ struct UsersAndActivityTests {
         defer { fixture.directory.remove() }
         let session = try await fixture.open()
         try await session.wait(for: .download)
+        let states = Collected(session.connectionState)
+        // reconnect() only starts a task: await what it runs (reconnectAll), so the checks below come after
+        // the connection acted on it, then a round trip through the server.
         fixture.app.reconnect()
+        await fixture.app.reconnectAll()
         try await session.wait(for: .download)
         #expect(fixture.transport.attempts == 1)
         #expect(fixture.server.connectionCount == 1)
+        #expect(states.values == [.connected], "\(states.values)")
     }
 
     @Test("app.reconnect() has no effect while connecting: the attempt and its connect timeout stand")

@@ -153,6 +153,13 @@ struct ClientResetTests {
         #expect(scenario.recorder.events.isEmpty)
         #expect(await a.engine.clientFileIDForTests == scenario.previousClientFileID)
         #expect(try await scenario.server.changesets(in: "p").count == 4)
+        // Nothing replaced on disk: the store file still holds every local changeset, the unsynced 3 and 4
+        // included, and no reset was begun beside it.
+        #expect(try await a.engine.localChangesetsForTests() == [1, 2, 3, 4].map { Array(payload($0)) })
+        let storePath = scenario.a.directory.url.appendingPathComponent("anonymous")
+            .appendingPathComponent(SyncUser.fileName(for: "p")).path
+        #expect(FileManager.default.fileExists(atPath: storePath))
+        #expect(!FileManager.default.fileExists(atPath: SessionEngine.resetPath(for: storePath)))
     }
 
     @Test("an unacknowledged changeset the server did integrate is not uploaded twice: it comes back with the download")
@@ -307,12 +314,32 @@ struct ClientResetTests {
         let clock = ServerClock()
         let server = try await forgetfulServer(clock)
         let written = Locked<Task<Void, any Error>?>(nil)
+        let waitedForTheReset = Locked<Bool?>(nil)
         let fixture = try await EngineFixture(
             server: server,
             configure: {
+                // The handler runs on a queue of its own, off the cooperative pool and off the engine's actor
+                // (which waits for it): it holds the reset until the write is seen waiting for it, so the
+                // write surely lands during the reset, not after.
+                $0.callbackExecutor = DispatchQueue(label: "ClientResetTests.writeDuringReset")
                 $0.clientResetHandler = { event, session in
                     guard case .willReset = event else { return }
                     written.withLock { $0 = Task { try await session.write(payload(9)) } }
+                    let seen = DispatchSemaphore(value: 0)
+                    let watcher = Task {
+                        let waits: Bool
+                        do {
+                            try await eventually("the write waits for the reset") {
+                                await session.engine.resetWaiterCountForTests == 1
+                            }
+                            waits = true
+                        } catch {
+                            waits = false
+                        }
+                        waitedForTheReset.withLock { $0 = waits }
+                        seen.signal()
+                    }
+                    if seen.wait(timeout: .now() + 60) == .timedOut { watcher.cancel() }
                 }
             })
         defer { fixture.directory.remove() }
@@ -326,8 +353,11 @@ struct ClientResetTests {
         session.resume()
         try await eventually("the write started") { written.withLock { $0 } != nil }
         try await written.withLock { $0 }!.value
+        #expect(waitedForTheReset.withLock { $0 } == true, "the write did not wait for the reset")
         try await session.wait(for: .upload)
         #expect(try await server.changesets(in: "p").map(\.data) == [1, 2, 9].map { Array(payload($0)) })
+        // The write is in the new store, after the recovered changeset (the old store's 1 was integrated).
+        #expect(try await session.engine.localChangesetsForTests() == [2, 9].map { Array(payload($0)) })
     }
 
     @Test("progress counts never go backwards across a reset, and the re-download is reported")

@@ -11,13 +11,15 @@ import Testing
 /// Waits are for events, each with a generous deadline; nothing asserts on durations.
 @Suite(.timeLimit(.minutes(3))) struct NetworkSyncTests {
     /// An app that reaches `server` over the network, with real timers and short reconnect delays.
-    func networkApp(_ endpoint: SyncEndpoint, _ directory: TemporaryDirectory) -> SyncApp {
+    func networkApp(
+        _ endpoint: SyncEndpoint, _ directory: TemporaryDirectory, uploadWindowBytes: Int = 8 << 20
+    ) -> SyncApp {
         SyncApp(
             configuration: .init(
                 server: endpoint, directory: directory.url, transport: WebSocketTransport(),
                 backoff: ReconnectBackoff(initialDelay: .milliseconds(20), maximumDelay: .milliseconds(200)),
                 timerExecutor: DispatchQueue(label: "NetworkSyncTests.timers"), callbackExecutor: ImmediateExecutor(),
-                logLevel: .off))
+                uploadWindowBytes: uploadWindowBytes, logLevel: .off))
     }
 
     @Test("two apps converge through a networked server; its file log holds the same bytes in the same order")
@@ -98,27 +100,46 @@ import Testing
         var store = try FilePartitionStore(directory: storePath)
         var server = try await SyncServer.listening(configuration: .init(store: store))
         let endpoint = try #require(server.webSocketEndpoint)
-        guard case .webSocket(_, let port) = endpoint.kind else { return }
+        guard case .webSocket(_, let port) = endpoint.kind else {
+            Issue.record("a listening server's endpoint is not a WebSocket address: \(endpoint.kind)")
+            return
+        }
         let (dirA, dirB) = (TemporaryDirectory(), TemporaryDirectory())
         defer {
             dirA.remove()
             dirB.remove()
         }
-        let writer = try await networkApp(endpoint, dirA).login(.anonymous).openSession(partition: "p")
+        // A 16 KiB upload window: four 4 KiB changesets in flight at most, so the 100 go in 25 or more round
+        // trips and the stop lands in the middle of them.
+        let writer = try await networkApp(endpoint, dirA, uploadWindowBytes: 16 * 1024).login(.anonymous)
+            .openSession(partition: "p")
         let reader = try await networkApp(endpoint, dirB).login(.anonymous).openSession(partition: "p")
         let seen = Collected(reader.changesets)
+        let uploads = Collected(writer.progress(for: .upload, mode: .reportIndefinitely))
         let written = (0..<200).map { index in Data((0..<4096).map { UInt8(truncatingIfNeeded: $0 ^ index) }) }
+        // Written while the writer is suspended (each durable locally), then uploaded all at once.
+        writer.suspend()
         for bytes in written.prefix(100) { try await writer.write(bytes) }
+        writer.resume()
         let first = server
         try await eventually("some reached the server", limit: .seconds(20)) {
             (try? await first.changesets(in: "p").count) ?? 0 > 0
         }
         await server.stop()
+        // Mid-upload, shown rather than assumed: the stopped server holds some of the 100 and not all, and
+        // the writer had not had all of them acknowledged.
+        let storedAtStop = try await first.changesets(in: "p").count
+        #expect(storedAtStop > 0 && storedAtStop < 100, "\(storedAtStop) of 100 stored when the server stopped")
+        let acknowledgedAtStop = uploads.values.last?.transferredBytes ?? 0
+        #expect(acknowledgedAtStop < 100 * 4096, "\(acknowledgedAtStop) bytes acknowledged when the server stopped")
         await store.close()
         for bytes in written.suffix(100) { try await writer.write(bytes) }
         store = try FilePartitionStore(directory: storePath)
         server = try await SyncServer.listening(port: port, configuration: .init(store: store))
         try await writer.wait(for: .upload)
+        // Acknowledged, not only present: the writer's upload progress counts all 200 as acknowledged.
+        let acknowledged = try #require(uploads.values.last)
+        #expect(acknowledged.transferredBytes == 200 * 4096 && acknowledged.transferrableBytes == 200 * 4096)
         try await eventually("the reader holds all 200", limit: .seconds(20)) { seen.values.count == 200 }
         #expect(seen.values.map(\.data) == written)
         #expect(try await server.changesets(in: "p").map(\.data) == written.map { Array($0) })

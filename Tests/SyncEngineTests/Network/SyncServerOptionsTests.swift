@@ -22,6 +22,106 @@ import Testing
         #expect(server.stdout.isEmpty)
     }
 
+    @Test(
+        "--max-message-bytes out of 1024…maximumMessageSize, or not a number, exits 64 with the range and the usage",
+        arguments: ["1023", "0", "-1", "\(WireProtocol.maximumMessageSize + 1)", "4k", ""])
+    func maximumMessageBytesOutOfRange(value: String) async throws {
+        let server = try ChildProcess(
+            syncServer: ["--port", "0", "--data", "/tmp/unused-\(UUID())", "--max-message-bytes", value])
+        #expect(try await server.waitForExit() == 64)
+        #expect(
+            server.stderr.contains("--max-message-bytes must be 1024…\(WireProtocol.maximumMessageSize)"),
+            "\(server.stderr)")
+        #expect(server.stderr.contains("usage: sync-server"))
+        #expect(server.stdout.isEmpty)
+    }
+
+    @Test(
+        "--max-message-bytes at either end of its range is accepted: the server starts and serves",
+        arguments: [1024, WireProtocol.maximumMessageSize])
+    func maximumMessageBytesAtTheEnds(value: Int) async throws {
+        _ = try await serveOneClient(["--max-message-bytes", "\(value)"], waitFor: nil)
+    }
+
+    /// Writes `contents` to a keys file in `directory` and returns its path.
+    private func keysFile(_ contents: Data, in directory: TemporaryDirectory) throws -> String {
+        let url = directory.url.appendingPathComponent("keys")
+        try contents.write(to: url)
+        return url.path
+    }
+
+    @Test("--api-keys with a missing, malformed or oversized file exits 1 with the reason, before listening")
+    func badAPIKeysFiles() async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let cases: [(file: String, reason: String)] = [
+            (directory.url.appendingPathComponent("no-such-keys").path, "cannot read the API keys file"),
+            (
+                try keysFile(Data("good team/*\nlonely\n".utf8), in: directory),
+                "line 2: a key must be followed by at least one partition"
+            ),
+        ]
+        for (file, reason) in cases {
+            let server = try ChildProcess(
+                syncServer: [
+                    "--port", "0", "--data", directory.url.appendingPathComponent("data").path, "--api-keys", file,
+                ])
+            #expect(try await server.waitForExit() == 1, "\(file)")
+            #expect(server.stderr.contains("sync-server: \(reason)"), "\(server.stderr)")
+            #expect(!server.stdout.contains("ws://"), "\(server.stdout)")
+        }
+        // One byte over the limit, in a file that would otherwise parse.
+        let line = Data("key p\n".utf8)
+        var big = Data(capacity: APIKeysFile.maximumSize + line.count)
+        var index = 0
+        while big.count <= APIKeysFile.maximumSize {
+            big.append(Data("k\(index) p\n".utf8))
+            index += 1
+        }
+        let oversized = try keysFile(big, in: directory)
+        let server = try ChildProcess(
+            syncServer: [
+                "--port", "0", "--data", directory.url.appendingPathComponent("data").path, "--api-keys", oversized,
+            ])
+        #expect(try await server.waitForExit() == 1)
+        #expect(
+            server.stderr.contains("the API keys file has \(big.count) bytes; the limit is \(APIKeysFile.maximumSize)"),
+            "\(server.stderr)")
+        #expect(!server.stdout.contains("ws://"))
+    }
+
+    @Test("--api-keys with a valid file: its key is welcomed, another key is refused")
+    func validAPIKeysFile() async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let file = try keysFile(Data("# keys\ngood p\n".utf8), in: directory)
+        let server = try ChildProcess(
+            syncServer: [
+                "--port", "0", "--data", directory.url.appendingPathComponent("data").path, "--api-keys", file,
+            ])
+        let port = try await server.port()
+        for (key, welcomed) in [("good", true), ("bad", false)] {
+            let connection = WebSocketTransport().connect(to: .webSocket(host: "127.0.0.1", port: port))
+            var events = connection.events.makeAsyncIterator()
+            #expect(await events.next() == .opened)
+            connection.send(.hello(Hello(credential: .apiKey(key))))
+            let answer = await events.next()
+            if welcomed {
+                #expect(
+                    answer == .message(.welcome(protocolVersion: WireProtocol.version)), "\(String(describing: answer))"
+                )
+            } else {
+                guard case .message(.error(let error))? = answer else {
+                    Issue.record("expected an error for \(key), got \(String(describing: answer))")
+                    continue
+                }
+                #expect(error.code == .authenticationFailed)
+            }
+            connection.close()
+        }
+        #expect(try await server.stop(SIGTERM) == 0)
+    }
+
     @Test("--help lists --max-offline")
     func help() async throws {
         let server = try ChildProcess(syncServer: ["--help"])

@@ -160,8 +160,16 @@ final class FaultInjectingTransport: SyncTransport {
             defer { state.connections.removeAll() }
             return state.connections
         }
+        let binding = connections.reduce(0) { $0 + $1.bindsAwaitingAnswer }
+        droppedBinds.withLock { $0 += binding }
         for connection in connections { connection.end(.connectionLost("dropped by the test")) }
     }
+
+    private let droppedBinds = Locked(0)
+
+    /// How many binds `dropConnections()` cut off before their answer arrived: how often a drop landed while
+    /// a session was binding.
+    var bindsCutOffByDrops: Int { droppedBinds.withLock { $0 } }
 }
 
 final class FaultyConnection: SyncClientConnection {
@@ -193,7 +201,16 @@ final class FaultyConnection: SyncClientConnection {
         }
     }
 
-    func send(_ message: ClientMessage) { inner?.send(message) }
+    /// The sessions whose bind was sent and whose answer (a download or an error) has not been delivered.
+    private let unansweredBinds = Locked<Set<UInt32>>([])
+
+    /// How many binds wait for their answer: non-zero while a session is binding on this connection.
+    var bindsAwaitingAnswer: Int { unansweredBinds.withLock { $0.count } }
+
+    func send(_ message: ClientMessage) {
+        if case .bind(let bind) = message { _ = unansweredBinds.withLock { $0.insert(bind.sessionID) } }
+        inner?.send(message)
+    }
 
     func close() { end(nil) }
 
@@ -233,7 +250,16 @@ final class FaultyConnection: SyncClientConnection {
     }
 
     private func forward(_ event: SyncTransportEvent) {
-        if !state.withLock({ $0.ended }) { continuation.yield(event) }
+        guard !state.withLock({ $0.ended }) else { return }
+        switch event {
+        case .message(.download(let download)):
+            _ = unansweredBinds.withLock { $0.remove(download.sessionID) }
+        case .message(.error(let error)):
+            if let id = error.sessionID { _ = unansweredBinds.withLock { $0.remove(id) } }
+        default:
+            break
+        }
+        continuation.yield(event)
     }
 
     private func end(with closing: SyncTransportEvent) {

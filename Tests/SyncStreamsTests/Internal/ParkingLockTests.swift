@@ -44,6 +44,15 @@ import Testing
             cpu.value = Self.threadCPUTime() - before
         }
         #expect(started.waitWithDeadline())
+        // The waiter must be waiting before the hold counts: on Linux, wait until it registered as a
+        // sleeper on the lock word (it spins and yields first), so the 50 ms below are spent asleep.
+        #if !canImport(Darwin)
+            let registered = Date().addingTimeInterval(20)
+            while shared.lock.words[1].load(ordering: .relaxed) == 0 && Date() < registered {
+                Thread.sleep(forTimeInterval: 0.001)
+            }
+            #expect(shared.lock.words[1].load(ordering: .relaxed) == 1, "the waiter never went to sleep")
+        #endif
         Thread.sleep(forTimeInterval: 0.05)  // hold the lock 50 ms while the waiter waits for it
         #expect(!acquired.isSet, "the lock was taken while held")
         shared.lock.unlock()

@@ -19,7 +19,11 @@ extension PostgresTests {
             var ports: [Int] = []
             for store in stores {
                 let server = try await SyncServer.listening(configuration: .init(store: store, logLevel: .error))
-                guard case .webSocket(_, let port) = server.webSocketEndpoint?.kind else { return }
+                let kind = try #require(server.webSocketEndpoint?.kind)
+                guard case .webSocket(_, let port) = kind else {
+                    Issue.record("a listening server's endpoint is not a WebSocket address: \(kind)")
+                    return
+                }
                 servers.append(server)
                 ports.append(port)
             }

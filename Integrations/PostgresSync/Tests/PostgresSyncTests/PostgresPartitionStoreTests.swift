@@ -166,15 +166,25 @@ extension PostgresTests {
         @Test("after its listening connection is terminated the store listens again and announces what it missed")
         func catchUpAfterListenerTerminated() async throws {
             let url = try await TestDatabase.create()
-            let listener = try await openStore(url, name: "catch-up", minimumListenRetryDelay: .seconds(1))
+            // It listens again 3 s after losing its connection: room for the append below to commit first.
+            let listener = try await openStore(url, name: "catch-up", minimumListenRetryDelay: .seconds(3))
             let writer = try await openStore(url, name: "writer")
             let received = Drained(try #require(listener.appendNotifications()))
             try await eventually("listening") { listener.isListening }
             _ = try await listener.summaries(of: "p")
             #expect(try await TestDatabase.terminate(applicationName: "catch-up/listen") == 1)
             try await eventually("the listener noticed") { !listener.isListening }
-            // Committed while nobody listens: the NOTIFY reaches no one.
+            try await eventually("the old listening backend is gone") {
+                try await TestDatabase.backends(applicationName: "catch-up/listen") == 0
+            }
+            // Committed while nobody listens: the NOTIFY reaches no one. Shown, not assumed: still no listening
+            // backend once the append returned, so none was there when it committed; the notification below can
+            // only come from the catch-up read after listening again.
             try await writer.append(changesets(file: 1, from: 1, at: 1, count: 4), to: "p")
+            #expect(
+                try await TestDatabase.backends(applicationName: "catch-up/listen") == 0,
+                "a listener was back before the append committed: the catch-up path was not forced")
+            #expect(listener.listenCount == 1)
             try await eventually("listening again") { listener.listenCount == 2 && listener.isListening }
             try await eventually("a notification") { !received.values.isEmpty }
             #expect(received.values == [AppendNotification(partition: "p", latestVersion: 4)])

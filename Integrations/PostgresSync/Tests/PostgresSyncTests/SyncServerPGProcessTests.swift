@@ -128,21 +128,34 @@ extension PostgresTests {
             var writerFront = try ServerProcess(port: 0, database: database(url, name: "fe1"))
             let writerPort = try await writerFront.port()
             let readerFront = try ServerProcess(port: 0, database: database(url, name: "fe2"))
-            let writer = try await Client(tag: "w", port: writerPort)
+            // A 24 KiB upload window (a few changesets in flight at once): each hundred goes up in many round
+            // trips, and the kill lands among them.
+            let writer = try await Client(tag: "w", port: writerPort, uploadWindowBytes: 24 * 1024)
             let reader = try await Client(tag: "r", port: try await readerFront.port())
-            for index in 0..<300 {
-                try await writer.write(index)
-                if index == 100 || index == 200 {
-                    // Kill once some changesets reached the reader through the other front end (uploads
-                    // still in flight behind them).
-                    let threshold = reader.received.values.count + 1
-                    try await eventually("the reader got more") { reader.received.values.count >= threshold }
-                    _ = try await writerFront.stop(SIGKILL)
-                    writerFront = try ServerProcess(port: writerPort, database: database(url, name: "fe1"))
-                    _ = try await writerFront.port()
+            let uploads = Collected(writer.session.progress(for: .upload, mode: .reportIndefinitely))
+            for batch in [0..<100, 100..<200, 200..<300] {
+                // Written while the writer is suspended (durable locally), then uploaded at once.
+                writer.session.suspend()
+                for index in batch { try await writer.write(index) }
+                writer.session.resume()
+                guard batch.upperBound < 300 else { break }
+                // Kill once some of this hundred reached the reader through the other front end.
+                try await eventually("the reader got some of this hundred") {
+                    reader.received.values.count > batch.lowerBound
                 }
+                _ = try await writerFront.stop(SIGKILL)
+                // Mid-upload, shown rather than assumed: the database holds some of this hundred, not all.
+                let stored = try await log(url).count
+                #expect(
+                    stored > batch.lowerBound && stored < batch.upperBound, "\(stored) of \(batch.upperBound) stored")
+                writerFront = try ServerProcess(port: writerPort, database: database(url, name: "fe1"))
+                _ = try await writerFront.port()
             }
             try await writer.session.wait(for: .upload)
+            // Acknowledged, not only present: the writer's upload progress counts every byte as acknowledged.
+            let totalBytes = writer.written.reduce(0) { $0 + $1.count }
+            let acknowledged = try #require(uploads.values.last)
+            #expect(acknowledged.transferredBytes == totalBytes && acknowledged.transferrableBytes == totalBytes)
             for client in [reader, writer] {
                 try await eventually("\(client.tag) holds all 300", limit: .seconds(120)) {
                     client.received.values.count >= 300

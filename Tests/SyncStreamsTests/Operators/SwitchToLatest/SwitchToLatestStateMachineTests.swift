@@ -28,7 +28,11 @@ import Testing
 
     @Test func finishesWhenTheOuterAndTheCurrentInnerFinished() {
         var machine = Machine()
-        guard case .subscribeInner(let index, _, _)? = machine.innerArrived(1).effect else { return }
+        let arrived = machine.innerArrived(1).effect
+        guard case .subscribeInner(let index, _, _)? = arrived else {
+            Issue.record("the first inner was not subscribed: \(String(describing: arrived))")
+            return
+        }
         let step5 = machine.outerCompleted(.finished)
         #expect(step5.completion == nil, "finished while the inner is active")
         let end = machine.innerCompleted(index, .finished)
@@ -38,7 +42,11 @@ import Testing
 
     @Test func anInnerFailureEndsEverythingAtOnce() {
         var machine = Machine()
-        guard case .subscribeInner(let index, _, _)? = machine.innerArrived(1).effect else { return }
+        let arrived = machine.innerArrived(1).effect
+        guard case .subscribeInner(let index, _, _)? = arrived else {
+            Issue.record("the first inner was not subscribed: \(String(describing: arrived))")
+            return
+        }
         let step6 = machine.innerCompleted(index, .failure(MarbleError()))
         #expect(step6.completion == .failure(MarbleError()))
         if case .endInner(7)? = machine.innerArrived(7).effect {} else { Issue.record("late inner not ended") }

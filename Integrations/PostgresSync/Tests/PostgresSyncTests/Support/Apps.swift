@@ -5,13 +5,13 @@ import SyncServer
 
 /// An app that reaches a front end on loopback over WebSocket, with real timers and short reconnect
 /// delays, in a directory of its own.
-func networkApp(port: Int, _ directory: TemporaryDirectory) -> SyncApp {
+func networkApp(port: Int, _ directory: TemporaryDirectory, uploadWindowBytes: Int = 8 << 20) -> SyncApp {
     SyncApp(
         configuration: .init(
             server: .webSocket(host: "127.0.0.1", port: port), directory: directory.url,
             backoff: ReconnectBackoff(initialDelay: .milliseconds(20), maximumDelay: .milliseconds(300)),
             timerExecutor: DispatchQueue(label: "PostgresSyncTests.timers"), callbackExecutor: ImmediateExecutor(),
-            logLevel: .off))
+            uploadWindowBytes: uploadWindowBytes, logLevel: .off))
 }
 
 /// One client of a test: its app, its session on partition `p`, what it received, what it wrote.
@@ -25,9 +25,9 @@ final class Client: @unchecked Sendable {
     let errors: Collected<(error: SyncError, session: SyncSession?)>
     private(set) var written: [Data] = []
 
-    init(tag: String, port: Int, partition: String = "p") async throws {
+    init(tag: String, port: Int, partition: String = "p", uploadWindowBytes: Int = 8 << 20) async throws {
         self.tag = tag
-        app = networkApp(port: port, directory)
+        app = networkApp(port: port, directory, uploadWindowBytes: uploadWindowBytes)
         errors = Collected(app.errors)
         session = try await app.login(.anonymous).openSession(partition: partition)
         received = Collected(session.changesets)
