@@ -6,7 +6,7 @@ import Synchronization
 ///
 /// Two cases. An event for a single subscriber (the common case: one subscriber, or a targeted event)
 /// publishes nothing while it runs: a waiter registers under the relay's lock and the drain, at its next
-/// transition under that lock, sees it and announces the end of the event (`eventEnded`), which wakes it.
+/// transition under that lock, sees it and announces the end of the event (`announceEventEnd`), which wakes it.
 /// An event for several subscribers publishes a position before each callback, as follows.
 ///
 /// The drainer publishes a *position* before each callback: the serial number of the event it delivers
@@ -29,7 +29,7 @@ struct InFlightCallback: ~Copyable, @unchecked Sendable {
     @usableFromInline static let idle: UInt32 = .max
 
     /// Word 0: the position (`serial << 32 | index`); word 1: the number of registered position waiters;
-    /// word 2: the serial of the last event whose end was announced (low 32 bits).
+    /// word 2: the serial of the last event whose end was announced.
     @usableFromInline let words: UnsafeMutablePointer<Atomic<UInt64>>
     /// `AsymmetricFence.isHeavyBarrierAvailable`, kept here so publishing reads a field, not a global.
     @usableFromInline let heavyBarrierAvailable: Bool
@@ -79,21 +79,28 @@ struct InFlightCallback: ~Copyable, @unchecked Sendable {
     }
 
     /// The drain finished event `serial`, for which a waiter registered (the relay saw it under its lock).
+    /// Call under the relay's lock (so announcements are stored in event order), then
+    /// `wakeEventEndWaiters()` after unlocking.
     @usableFromInline
-    func eventEnded(serial: UInt32) {
-        words[2].store(UInt64(serial), ordering: .releasing)
-        csyncstreams_wake_address(lowWord(of: 2), 1)
-    }
+    func announceEventEnd(serial: UInt64) { words[2].store(serial, ordering: .releasing) }
 
-    /// Waits until the drain announces the end of event `serial` (`eventEnded`). The waiter registered
-    /// under the relay's lock while the event was in flight, so the drain's next transition announces it.
+    /// Wakes the waiters of `waitForEventEnd` after an announcement.
     @usableFromInline
-    func waitForEventEnd(serial: UInt32) {
+    func wakeEventEndWaiters() { csyncstreams_wake_address(lowWord(of: 2), 1) }
+
+    /// Waits until the drain announces the end of event `serial` (or a later one). The waiter registered
+    /// under the relay's lock while the event was in flight, so the drain's next transition announces it.
+    ///
+    /// Full 64-bit serials are compared: they never wrap, so an announcement made any number of events ago
+    /// is never taken for a later one. (Before, 32-bit serials were compared modulo 2^32: after 2^31 events
+    /// without an announcement the stale one looked later, and the wait was skipped.) The kernel sleeps on
+    /// the low 32 bits: the drain changes them with every announcement it wakes us for.
+    @usableFromInline
+    func waitForEventEnd(serial: UInt64) {
         while true {
-            let announced = UInt32(truncatingIfNeeded: words[2].load(ordering: .acquiring))
-            // Serials only grow (modulo 2^32): a later event's announcement also ends the wait.
-            if Int32(bitPattern: announced &- serial) >= 0 { return }
-            csyncstreams_wait_on_address(lowWord(of: 2), announced)
+            let announced = words[2].load(ordering: .acquiring)
+            if announced >= serial { return }
+            csyncstreams_wait_on_address(lowWord(of: 2), UInt32(truncatingIfNeeded: announced))
         }
     }
 
@@ -110,6 +117,7 @@ struct InFlightCallback: ~Copyable, @unchecked Sendable {
         while words[0].load(ordering: .acquiring) == target {
             // Sleeps only while the index word still holds `index`; a drain that moves on after this
             // check has seen the waiter (the fence above) and wakes it.
+            RelayWaitObserver.willSleep()
             csyncstreams_wait_on_address(positionLowWord, index)
         }
         words[1].wrappingSubtract(1, ordering: .relaxed)

@@ -456,11 +456,14 @@ final class Relay<Output: Sendable, Failure: Error, Extra>: @unchecked Sendable 
                 return
             }
             var leftovers: SubscriberListLeftovers<Output, Failure>?
-            var endedEvent: UInt32?
+            var endedEvent: UInt64?
             let action = guarded.delivery.next(
                 now: now, leftovers: &leftovers, endedEventWithWaiters: &endedEvent)
+            // Announced under the lock, so announcements are stored in the order of the events even when
+            // the next event's drainer is another thread (this one may be preempted after unlocking).
+            if let endedEvent { inFlightCallback.announceEventEnd(serial: endedEvent) }
             lock.unlock()
-            if let endedEvent { inFlightCallback.eventEnded(serial: endedEvent) }
+            if endedEvent != nil { inFlightCallback.wakeEventEndWaiters() }
             // Freed and released here, outside the lock (releasing subscribers may run deinits).
             leftovers?.dispose()
             switch action {
@@ -487,7 +490,7 @@ final class Relay<Output: Sendable, Failure: Error, Extra>: @unchecked Sendable 
     func deliver(
         _ event: DeliveryEvent<Output, Failure>,
         to subscribers: BorrowedSubscribers<Output, Failure>,
-        serial: UInt32
+        serial: UInt64
     ) {
         switch event {
         case .value(let value, let generation):
@@ -523,7 +526,7 @@ final class Relay<Output: Sendable, Failure: Error, Extra>: @unchecked Sendable 
     /// Delivers a value to every borrowed subscriber, borrowed while the queue was empty (so every one of
     /// them was attached before the value was sent).
     @inlinable
-    func deliver(_ value: Output, to subscribers: BorrowedSubscribers<Output, Failure>, serial: UInt32) {
+    func deliver(_ value: Output, to subscribers: BorrowedSubscribers<Output, Failure>, serial: UInt64) {
         forEach(in: subscribers, serial: serial) { $0.receive(value) }
     }
 
@@ -534,7 +537,7 @@ final class Relay<Output: Sendable, Failure: Error, Extra>: @unchecked Sendable 
     @inlinable @inline(__always)
     func forEach(
         in subscribers: BorrowedSubscribers<Output, Failure>,
-        serial: UInt32,
+        serial: UInt64,
         _ body: (Subscriber<Output, Failure>) -> Void
     ) {
         guard let base = subscribers.base else { return }
@@ -543,6 +546,7 @@ final class Relay<Output: Sendable, Failure: Error, Extra>: @unchecked Sendable 
             base[0]._withUnsafeGuaranteedRef(body)
             return
         }
+        let serial = UInt32(truncatingIfNeeded: serial)
         for index in 0..<count {
             inFlightCallback.publish(serial: serial, index: UInt32(truncatingIfNeeded: index))
             base[index]._withUnsafeGuaranteedRef(body)
@@ -568,6 +572,15 @@ enum RelayWaitObserver {
             waiting[thread, default: 1] -= 1
             if waiting[thread] == 0 { waiting[thread] = nil }
         }
+    }
+
+    /// Runs, if set, on a waiting thread each time it is about to sleep waiting for a callback's position
+    /// to move: a test holds the waiter there to open the window between its check and its sleep.
+    @usableFromInline static let sleepHook = Locked<(@Sendable (ThreadID) -> Void)?>(nil)
+
+    @usableFromInline
+    static func willSleep() {
+        if let hook = sleepHook.withLock({ $0 }) { hook(ThreadID.current) }
     }
 
     /// Whether `thread` is waiting in an `invalidate()` now.
