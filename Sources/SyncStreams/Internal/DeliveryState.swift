@@ -14,8 +14,8 @@ enum DeliveryEvent<Output: Sendable, Failure: Error> {
 enum InFlightWait {
     /// The end of event `serial`, which is for the removed subscriber alone.
     case eventEnd(serial: UInt64)
-    /// The drain to move past subscriber `index` of event `serial`.
-    case position(serial: UInt32, index: UInt32)
+    /// The drain to move past `position`: the removed subscriber's callback in the event in flight.
+    case position(UInt64)
 }
 
 /// What the caller of a `DeliveryState` transition does once it has released the lock.
@@ -65,9 +65,10 @@ struct DeliveryState<Output: Sendable, Failure: Error> {
     @inlinable var isDrainRunning: Bool { drainMode & 1 == 1 }
     /// The thread running the drain; nil while idle or while a drain is scheduled but not yet running.
     @usableFromInline var drainer = ThreadID(raw: 0)
-    /// The serial number of the event being delivered (incremented as each event starts). 64 bits, so it
-    /// never wraps (2^64 events at a nanosecond each take centuries): a waiter compares serials with `>=`,
-    /// at any age of the relay.
+    /// The serial number of the event being delivered: advanced by 1 as each event starts, and by the
+    /// number of recipients of an event that may have several, whose callbacks' positions are the numbers
+    /// just below it (see `InFlightCallback`). 64 bits, so it never wraps (2^64 at a nanosecond each take
+    /// centuries): a waiter compares serials and positions exactly, at any age of the relay.
     @usableFromInline var serial: UInt64 = 0
     /// The subscribers the event in flight is for (a borrowed view), or the one a targeted event is for.
     @usableFromInline var inFlight = BorrowedSubscribers<Output, Failure>.none
@@ -189,7 +190,7 @@ struct DeliveryState<Output: Sendable, Failure: Error> {
         guard let index = inFlight.firstIndex(of: subscriber) else { return nil }
         // One recipient (a single event, or a run of values): wait for the end of the event or the run.
         if inFlight.count == 1 { return .eventEnd(serial: serial) }
-        return .position(serial: UInt32(truncatingIfNeeded: serial), index: UInt32(truncatingIfNeeded: index))
+        return .position(serial &- UInt64(inFlight.count) &+ UInt64(index))
     }
 
     /// After any transition that may have enqueued: start draining if the queue is idle and non-empty.
@@ -226,6 +227,7 @@ struct DeliveryState<Output: Sendable, Failure: Error> {
         } else {
             if inFlightTarget != nil { inFlightTarget = nil }
             inFlight = subscribers.borrow()
+            serial &+= UInt64(truncatingIfNeeded: inFlight.count)
         }
         return (inFlight, serial)
     }
@@ -313,12 +315,14 @@ struct DeliveryState<Output: Sendable, Failure: Error> {
         switch event {
         case .value:
             inFlight = subscribers.borrow()
+            serial &+= UInt64(truncatingIfNeeded: inFlight.count)
             inFlightTarget = nil
             return .deliver(event, inFlight, serial: serial)
         case .completion:
             // Every subscriber is done: the list empties, its buffer stays readable (borrowed) for this
             // event, and the subscribers' references are released when the borrow ends.
             inFlight = subscribers.borrow()
+            serial &+= UInt64(truncatingIfNeeded: inFlight.count)
             inFlightTarget = nil
             _ = subscribers.removeAll()
             return .deliver(event, inFlight, serial: serial)

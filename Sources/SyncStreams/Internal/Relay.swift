@@ -337,8 +337,8 @@ final class Relay<Output: Sendable, Failure: Error, Extra>: @unchecked Sendable 
         switch wait {
         case .eventEnd(let serial):
             inFlightCallback.waitForEventEnd(serial: serial)
-        case .position(let serial, let index):
-            inFlightCallback.waitWhileCalling(serial: serial, index: index)
+        case .position(let position):
+            inFlightCallback.waitWhileCalling(position: position)
         }
         RelayWaitObserver.didWait()
     }
@@ -546,12 +546,14 @@ final class Relay<Output: Sendable, Failure: Error, Extra>: @unchecked Sendable 
             base[0]._withUnsafeGuaranteedRef(body)
             return
         }
-        let serial = UInt32(truncatingIfNeeded: serial)
+        // The positions this event reserved: `serial - count ..< serial`, then `serial` for its end.
+        var position = serial &- UInt64(truncatingIfNeeded: count)
         for index in 0..<count {
-            inFlightCallback.publish(serial: serial, index: UInt32(truncatingIfNeeded: index))
+            inFlightCallback.publish(position: position)
             base[index]._withUnsafeGuaranteedRef(body)
+            position &+= 1
         }
-        inFlightCallback.publish(serial: serial, index: InFlightCallback.idle)
+        inFlightCallback.publish(position: serial)
     }
 }
 
