@@ -366,14 +366,51 @@ final class Relay<Output: Sendable, Failure: Error, Extra>: @unchecked Sendable 
     /// Runs a drain as a job: on the relay's executor, or — for an inline relay handing on the rest of a
     /// long drain — on a global queue. Inlinable, so that the job runs the caller's specialized drain
     /// (unspecialized, every generic type in it is looked up at run time: 30× slower).
+    ///
+    /// The job is a `DrainJob`, which notices when an executor drops it (releases it without running it:
+    /// a shut-down or bounded executor) and returns the relay to idle, so the next event claims a new
+    /// drain and delivers what was queued — instead of the relay staying "scheduled" for ever. One small
+    /// allocation per job (not per value: a job delivers up to a slice of events).
     @inlinable
     func scheduleDrain() {
-        let run: @Sendable () -> Void = { self.runScheduledDrain() }
+        let job = DrainJob(relay: self)
+        let run: @Sendable () -> Void = { job.run() }
         if let executor {
             executor.execute(run)
         } else {
             DispatchQueue.global().async(execute: run)
         }
+    }
+
+    /// A scheduled drain, as handed to an executor: runs the drain, or — released without having run —
+    /// tells the relay its job was dropped.
+    @usableFromInline
+    final class DrainJob: @unchecked Sendable {
+        // @unchecked Sendable: `ran` is written by the one thread that runs the job, and read in `deinit`,
+        // after the last release (which orders it after the write).
+        @usableFromInline let relay: Relay
+        @usableFromInline var ran = false
+
+        @inlinable
+        init(relay: Relay) { self.relay = relay }
+
+        @inlinable
+        func run() {
+            ran = true
+            relay.runScheduledDrain()
+        }
+
+        @inlinable
+        deinit { if !ran { relay.jobWasDropped() } }
+    }
+
+    /// The executor released a drain's job without running it: the relay goes back to idle, keeping its
+    /// queue, so the next event (a send, an attach) claims a new drain that delivers it all in order.
+    @usableFromInline
+    func jobWasDropped() {
+        lock.lock()
+        if guarded.delivery.drainMode == 2 { guarded.delivery.drainMode = 0 }
+        lock.unlock()
     }
 
     @inlinable

@@ -28,7 +28,7 @@ extension Streams {
             onCompletion: @escaping @Sendable (StreamCompletion<Failure>) -> Void
         ) -> SubscriptionToken {
             guard !upstreams.isEmpty else {
-                onCompletion(.finished)
+                CallbackScope.delivering { onCompletion(.finished) }
                 return .empty
             }
             let machine = ZipStateMachine<[FIFO<Upstream.Output>], Output, Failure>(
