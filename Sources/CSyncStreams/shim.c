@@ -5,6 +5,8 @@ _Thread_local uint32_t csyncstreams_callback_depth CSYNCSTREAMS_TLS_MODEL = 0;
 #if defined(__linux__)
 #include <errno.h>
 #include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <linux/futex.h>
 #include <linux/membarrier.h>
 #include <sys/syscall.h>
@@ -25,7 +27,17 @@ int csyncstreams_heavy_barrier_prepare(void) {
     return syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0 ? 1 : 0;
 }
 
-void csyncstreams_heavy_barrier(void) { syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0); }
+void csyncstreams_heavy_barrier(void) {
+    if (syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) != 0) {
+        // Ignoring the failure would let an invalidate() return while its callback runs, or a lock
+        // waiter sleep for ever: the other side counted on this barrier.
+        int error = errno;
+        fprintf(stderr, "SyncStreams: membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) failed after a successful "
+                        "registration (errno %d); aborting, because the memory ordering it provides is "
+                        "required.\n", error);
+        abort();
+    }
+}
 
 #elif defined(__APPLE__)
 #include <os/os_sync_wait_on_address.h>

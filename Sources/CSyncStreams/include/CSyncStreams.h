@@ -31,6 +31,10 @@ static inline void csyncstreams_spin_hint(void) {
 #endif
 }
 
+/// A compiler-only store→load barrier: the compiler keeps every memory access on its side (a sequentially
+/// consistent signal fence); the processor is not told anything. The light side of `AsymmetricFence`.
+static inline void csyncstreams_compiler_barrier(void) { __atomic_signal_fence(__ATOMIC_SEQ_CST); }
+
 /// Sleeps while the 32-bit word at `address` equals `expected` (or until woken; spurious returns are
 /// allowed). Returns at once when the word differs.
 void csyncstreams_wait_on_address(const void *address, uint32_t expected);
@@ -42,7 +46,10 @@ void csyncstreams_wake_address(const void *address, int all);
 int csyncstreams_heavy_barrier_prepare(void);
 
 /// Makes every other running thread of the process execute a full memory barrier before returning
-/// (Linux `membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED)`). Only valid after a successful prepare.
+/// (Linux `membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED)`). Only valid after a successful prepare. If the
+/// kernel refuses it then (it cannot, once registered — short of a sandbox changing its mind), the process
+/// aborts with a message: the frequent side has been running with compiler-only barriers, so no fallback
+/// could restore the ordering they relied on.
 void csyncstreams_heavy_barrier(void);
 
 #endif

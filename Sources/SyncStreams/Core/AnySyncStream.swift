@@ -30,6 +30,10 @@ public struct AnySyncStream<Output: Sendable, Failure: Error>: SyncStream {
     }
 
     /// A stream whose subscription runs `subscribe`.
+    ///
+    /// The subscriber's callbacks count as stream callbacks wherever `subscribe` calls them (an
+    /// `invalidate()` from inside one never waits for another thread), at the cost of one thread-local
+    /// increment and decrement per event.
     @inlinable
     public init(
         subscribe:
@@ -38,7 +42,12 @@ public struct AnySyncStream<Output: Sendable, Failure: Error>: SyncStream {
                 _ onCompletion: @escaping @Sendable (StreamCompletion<Failure>) -> Void
             ) -> SubscriptionToken
     ) {
-        subscribeBody = subscribe
+        subscribeBody = { onValue, onCompletion in
+            subscribe(
+                { value in CallbackScope.delivering { onValue(value) } },
+                { completion in CallbackScope.delivering { onCompletion(completion) } }
+            )
+        }
     }
 
     @inlinable

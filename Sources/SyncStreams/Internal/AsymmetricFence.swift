@@ -11,24 +11,29 @@ import Synchronization
 /// nanoseconds, which would double the cost of a delivery. Instead the rare side pays for both: Linux's
 /// `membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED)` makes every running thread of the process execute a
 /// full barrier before it returns, so the frequent side only needs the compiler not to reorder its store
-/// and load (`light()`, which emits no instruction on x86-64). Formally: each other thread's accesses are
-/// split at the point it executed that barrier; if its load ran before that point, so did its store
-/// (program order, kept by the compiler fence), and the store is visible to the rare side's load after
-/// `heavy()` returns; if its load ran after it, it sees the rare side's store.
+/// and load (`light()`: a compiler-only barrier, a sequentially consistent *signal* fence from the C shim,
+/// which emits no instruction). Formally: the barrier the kernel makes each other running thread execute
+/// splits that thread's instruction stream at the point where it was interrupted; if its load came before
+/// that point in program order, so did its store (the compiler barrier keeps program order), and the full
+/// barrier makes the store visible before `heavy()` returns, so the rare side's load sees it; if its load
+/// came after that point, the full barrier orders it after the rare side's store. (A thread not running
+/// passes through the scheduler, which implies a full barrier.) Nothing in this depends on the processor's
+/// memory model — the full barrier is the architecture's own — so it holds on arm64 as on x86-64.
 ///
 /// Where the heavy barrier is unavailable (other systems, or a kernel or sandbox without `membarrier`),
-/// both sides use a sequentially consistent fence: correct everywhere, slower on the frequent side.
+/// both sides use a sequentially consistent fence: correct everywhere, slower on the frequent side. The
+/// choice is made once per process; a `membarrier` that fails after a successful registration aborts
+/// with a message (see `csyncstreams_heavy_barrier`).
 @usableFromInline
 enum AsymmetricFence {
     /// Whether `heavy()` is Linux's expedited `membarrier` (decided once per process, before the first
     /// use of either side).
     @usableFromInline
     static let isHeavyBarrierAvailable: Bool = {
-        #if arch(x86_64) && os(Linux)
+        #if os(Linux)
+            // Every architecture: the guarantee is the kernel's (see the type's documentation).
             return csyncstreams_heavy_barrier_prepare() != 0
         #else
-            // On other architectures a compiler-only fence is not enough with this scheme's reasoning
-            // about store buffers alone (weaker memory models reorder more); keep full fences there.
             return false
         #endif
     }()
@@ -39,9 +44,8 @@ enum AsymmetricFence {
     @inlinable @inline(__always)
     static func light(heavyBarrierAvailable: Bool) {
         if _fastPath(heavyBarrierAvailable) {
-            // Not sequentially consistent: x86-64 emits no instruction for it, and the compiler keeps
-            // the store and the load in program order across it.
-            atomicMemoryFence(ordering: .acquiringAndReleasing)
+            // A compiler-only store→load barrier (no instruction): the heavy side supplies the processor's.
+            csyncstreams_compiler_barrier()
         } else {
             atomicMemoryFence(ordering: .sequentiallyConsistent)
         }

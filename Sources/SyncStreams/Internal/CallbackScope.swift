@@ -3,7 +3,9 @@ import CSyncStreams
 /// The calling thread's involvement in stream deliveries: how many relay drains it is inside of, and a
 /// cheap identity for it.
 ///
-/// A drain (the loop that calls subscribers) enters a scope for its whole duration, so code running in
+/// A drain (the loop that calls subscribers) enters a scope for its whole duration, and so does every
+/// other path that calls a subscriber (`Just`, `Empty`, `Fail`, `prepend`, the empty `combineLatest`,
+/// `merge` and `zip`, `prefix(0)`, a closure-based `AnySyncStream`: `delivering(_:)`), so code running in
 /// any stream callback sees `isInsideCallback == true`. `SubscriptionToken.invalidate()` uses it: from
 /// inside a callback it never waits for a callback running on another thread (two callbacks
 /// invalidating each other's subscriptions from two threads would otherwise wait for each other).
@@ -23,6 +25,15 @@ enum CallbackScope {
     /// Marks the end of a drain on the calling thread.
     @inlinable @inline(__always)
     static func leave() { csyncstreams_callback_depth_leave() }
+
+    /// Runs `body`, which calls a subscriber outside any relay (a synchronous source such as `Just`, or a
+    /// custom `AnySyncStream`), inside a scope: every path that calls a subscriber counts as a callback.
+    @inlinable @inline(__always)
+    static func delivering(_ body: () -> Void) {
+        enter()
+        body()
+        leave()
+    }
 }
 
 /// The identity of the calling thread: the address of its callback-depth thread-local, unique among

@@ -13,9 +13,9 @@ enum DeliveryEvent<Output: Sendable, Failure: Error> {
 @usableFromInline
 enum InFlightWait {
     /// The end of event `serial`, which is for the removed subscriber alone.
-    case eventEnd(serial: UInt32)
-    /// The drain to move past subscriber `index` of event `serial`.
-    case position(serial: UInt32, index: UInt32)
+    case eventEnd(serial: UInt64)
+    /// The drain to move past `position`: the removed subscriber's callback in the event in flight.
+    case position(UInt64)
 }
 
 /// What the caller of a `DeliveryState` transition does once it has released the lock.
@@ -24,12 +24,12 @@ enum DeliveryAction<Output: Sendable, Failure: Error> {
     /// Nothing: no event is waiting, or another thread is already delivering.
     case none
     /// Deliver this event (serial number `serial`) to these subscribers, then ask `next()` for more.
-    case deliver(DeliveryEvent<Output, Failure>, BorrowedSubscribers<Output, Failure>, serial: UInt32)
+    case deliver(DeliveryEvent<Output, Failure>, BorrowedSubscribers<Output, Failure>, serial: UInt64)
     /// Deliver these values, in order, to these subscribers (one at most), then ask `next()` for more:
     /// a run of queued values taken in one critical section (see `DeliveryState.popForDelivery`).
     /// `serial` is the serial number of the last.
     case deliverValues(
-        ContiguousArray<DeliveryEvent<Output, Failure>>, BorrowedSubscribers<Output, Failure>, serial: UInt32)
+        ContiguousArray<DeliveryEvent<Output, Failure>>, BorrowedSubscribers<Output, Failure>, serial: UInt64)
     /// Ask the executor to run a drain (a drain is scheduled: the relay stays claimed until it runs).
     case schedule
 }
@@ -65,8 +65,11 @@ struct DeliveryState<Output: Sendable, Failure: Error> {
     @inlinable var isDrainRunning: Bool { drainMode & 1 == 1 }
     /// The thread running the drain; nil while idle or while a drain is scheduled but not yet running.
     @usableFromInline var drainer = ThreadID(raw: 0)
-    /// The serial number of the event being delivered (incremented as each event starts).
-    @usableFromInline var serial: UInt32 = 0
+    /// The serial number of the event being delivered: advanced by 1 as each event starts, and by the
+    /// number of recipients of an event that may have several, whose callbacks' positions are the numbers
+    /// just below it (see `InFlightCallback`). 64 bits, so it never wraps (2^64 at a nanosecond each take
+    /// centuries): a waiter compares serials and positions exactly, at any age of the relay.
+    @usableFromInline var serial: UInt64 = 0
     /// The subscribers the event in flight is for (a borrowed view), or the one a targeted event is for.
     @usableFromInline var inFlight = BorrowedSubscribers<Output, Failure>.none
     /// Identity only (no reference: releasing under the lock could run a deinit).
@@ -187,7 +190,7 @@ struct DeliveryState<Output: Sendable, Failure: Error> {
         guard let index = inFlight.firstIndex(of: subscriber) else { return nil }
         // One recipient (a single event, or a run of values): wait for the end of the event or the run.
         if inFlight.count == 1 { return .eventEnd(serial: serial) }
-        return .position(serial: serial, index: UInt32(truncatingIfNeeded: index))
+        return .position(serial &- UInt64(inFlight.count) &+ UInt64(index))
     }
 
     /// After any transition that may have enqueued: start draining if the queue is idle and non-empty.
@@ -210,7 +213,7 @@ struct DeliveryState<Output: Sendable, Failure: Error> {
     mutating func claimForDirectDelivery(
         target: ObjectIdentifier? = nil
     ) -> (
-        BorrowedSubscribers<Output, Failure>, serial: UInt32
+        BorrowedSubscribers<Output, Failure>, serial: UInt64
     ) {
         drainMode = 1
         drainer = .current
@@ -224,6 +227,7 @@ struct DeliveryState<Output: Sendable, Failure: Error> {
         } else {
             if inFlightTarget != nil { inFlightTarget = nil }
             inFlight = subscribers.borrow()
+            serial &+= UInt64(truncatingIfNeeded: inFlight.count)
         }
         return (inFlight, serial)
     }
@@ -251,7 +255,7 @@ struct DeliveryState<Output: Sendable, Failure: Error> {
     mutating func next(
         now: StreamInstant?,
         leftovers: inout SubscriberListLeftovers<Output, Failure>?,
-        endedEventWithWaiters: inout UInt32?
+        endedEventWithWaiters: inout UInt64?
     ) -> DeliveryAction<Output, Failure> {
         leftovers = subscribers.endBorrow()
         if eventEndWaiters != 0 {
@@ -302,7 +306,7 @@ struct DeliveryState<Output: Sendable, Failure: Error> {
             while run.count < limit, case .value? = queue.first, let next = queue.popFirst() {
                 run.append(next)
             }
-            serial &+= UInt32(truncatingIfNeeded: run.count - 1)
+            serial &+= UInt64(truncatingIfNeeded: run.count - 1)
             eventsInFlight = run.count
             inFlight = subscribers.borrow()
             inFlightTarget = nil
@@ -311,12 +315,14 @@ struct DeliveryState<Output: Sendable, Failure: Error> {
         switch event {
         case .value:
             inFlight = subscribers.borrow()
+            serial &+= UInt64(truncatingIfNeeded: inFlight.count)
             inFlightTarget = nil
             return .deliver(event, inFlight, serial: serial)
         case .completion:
             // Every subscriber is done: the list empties, its buffer stays readable (borrowed) for this
             // event, and the subscribers' references are released when the borrow ends.
             inFlight = subscribers.borrow()
+            serial &+= UInt64(truncatingIfNeeded: inFlight.count)
             inFlightTarget = nil
             _ = subscribers.removeAll()
             return .deliver(event, inFlight, serial: serial)

@@ -30,6 +30,15 @@ protocol MultiInputStateMachine: SendableMetatype {
 
     /// The subscriber invalidated.
     mutating func cancelled() -> MultiInputEffect?
+
+    /// Once terminated: hands out what the machine still buffers (to be released outside the lock) and
+    /// keeps nothing; nil when it buffers nothing of its own.
+    mutating func takeBuffersAfterEnd() -> Buffers?
+}
+
+extension MultiInputStateMachine {
+    @inlinable
+    mutating func takeBuffersAfterEnd() -> Buffers? { nil }
 }
 
 /// One subscription of a multi-input operator: its state machine in a relay that delivers to one
@@ -91,6 +100,8 @@ where Machine.Output: Sendable {
             return
         case .cancelInputs:
             for link in links { link.end() }
+            // Released here, outside the lock (releasing a value may run user code).
+            _ = relay.withExtra { $0.takeBuffersAfterEnd() }
         }
     }
 

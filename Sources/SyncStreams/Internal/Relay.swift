@@ -337,8 +337,8 @@ final class Relay<Output: Sendable, Failure: Error, Extra>: @unchecked Sendable 
         switch wait {
         case .eventEnd(let serial):
             inFlightCallback.waitForEventEnd(serial: serial)
-        case .position(let serial, let index):
-            inFlightCallback.waitWhileCalling(serial: serial, index: index)
+        case .position(let position):
+            inFlightCallback.waitWhileCalling(position: position)
         }
         RelayWaitObserver.didWait()
     }
@@ -366,14 +366,51 @@ final class Relay<Output: Sendable, Failure: Error, Extra>: @unchecked Sendable 
     /// Runs a drain as a job: on the relay's executor, or — for an inline relay handing on the rest of a
     /// long drain — on a global queue. Inlinable, so that the job runs the caller's specialized drain
     /// (unspecialized, every generic type in it is looked up at run time: 30× slower).
+    ///
+    /// The job is a `DrainJob`, which notices when an executor drops it (releases it without running it:
+    /// a shut-down or bounded executor) and returns the relay to idle, so the next event claims a new
+    /// drain and delivers what was queued — instead of the relay staying "scheduled" for ever. One small
+    /// allocation per job (not per value: a job delivers up to a slice of events).
     @inlinable
     func scheduleDrain() {
-        let run: @Sendable () -> Void = { self.runScheduledDrain() }
+        let job = DrainJob(relay: self)
+        let run: @Sendable () -> Void = { job.run() }
         if let executor {
             executor.execute(run)
         } else {
             DispatchQueue.global().async(execute: run)
         }
+    }
+
+    /// A scheduled drain, as handed to an executor: runs the drain, or — released without having run —
+    /// tells the relay its job was dropped.
+    @usableFromInline
+    final class DrainJob: @unchecked Sendable {
+        // @unchecked Sendable: `ran` is written by the one thread that runs the job, and read in `deinit`,
+        // after the last release (which orders it after the write).
+        @usableFromInline let relay: Relay
+        @usableFromInline var ran = false
+
+        @inlinable
+        init(relay: Relay) { self.relay = relay }
+
+        @inlinable
+        func run() {
+            ran = true
+            relay.runScheduledDrain()
+        }
+
+        @inlinable
+        deinit { if !ran { relay.jobWasDropped() } }
+    }
+
+    /// The executor released a drain's job without running it: the relay goes back to idle, keeping its
+    /// queue, so the next event (a send, an attach) claims a new drain that delivers it all in order.
+    @usableFromInline
+    func jobWasDropped() {
+        lock.lock()
+        if guarded.delivery.drainMode == 2 { guarded.delivery.drainMode = 0 }
+        lock.unlock()
     }
 
     @inlinable
@@ -456,11 +493,14 @@ final class Relay<Output: Sendable, Failure: Error, Extra>: @unchecked Sendable 
                 return
             }
             var leftovers: SubscriberListLeftovers<Output, Failure>?
-            var endedEvent: UInt32?
+            var endedEvent: UInt64?
             let action = guarded.delivery.next(
                 now: now, leftovers: &leftovers, endedEventWithWaiters: &endedEvent)
+            // Announced under the lock, so announcements are stored in the order of the events even when
+            // the next event's drainer is another thread (this one may be preempted after unlocking).
+            if let endedEvent { inFlightCallback.announceEventEnd(serial: endedEvent) }
             lock.unlock()
-            if let endedEvent { inFlightCallback.eventEnded(serial: endedEvent) }
+            if endedEvent != nil { inFlightCallback.wakeEventEndWaiters() }
             // Freed and released here, outside the lock (releasing subscribers may run deinits).
             leftovers?.dispose()
             switch action {
@@ -487,7 +527,7 @@ final class Relay<Output: Sendable, Failure: Error, Extra>: @unchecked Sendable 
     func deliver(
         _ event: DeliveryEvent<Output, Failure>,
         to subscribers: BorrowedSubscribers<Output, Failure>,
-        serial: UInt32
+        serial: UInt64
     ) {
         switch event {
         case .value(let value, let generation):
@@ -523,7 +563,7 @@ final class Relay<Output: Sendable, Failure: Error, Extra>: @unchecked Sendable 
     /// Delivers a value to every borrowed subscriber, borrowed while the queue was empty (so every one of
     /// them was attached before the value was sent).
     @inlinable
-    func deliver(_ value: Output, to subscribers: BorrowedSubscribers<Output, Failure>, serial: UInt32) {
+    func deliver(_ value: Output, to subscribers: BorrowedSubscribers<Output, Failure>, serial: UInt64) {
         forEach(in: subscribers, serial: serial) { $0.receive(value) }
     }
 
@@ -534,7 +574,7 @@ final class Relay<Output: Sendable, Failure: Error, Extra>: @unchecked Sendable 
     @inlinable @inline(__always)
     func forEach(
         in subscribers: BorrowedSubscribers<Output, Failure>,
-        serial: UInt32,
+        serial: UInt64,
         _ body: (Subscriber<Output, Failure>) -> Void
     ) {
         guard let base = subscribers.base else { return }
@@ -543,11 +583,14 @@ final class Relay<Output: Sendable, Failure: Error, Extra>: @unchecked Sendable 
             base[0]._withUnsafeGuaranteedRef(body)
             return
         }
+        // The positions this event reserved: `serial - count ..< serial`, then `serial` for its end.
+        var position = serial &- UInt64(truncatingIfNeeded: count)
         for index in 0..<count {
-            inFlightCallback.publish(serial: serial, index: UInt32(truncatingIfNeeded: index))
+            inFlightCallback.publish(position: position)
             base[index]._withUnsafeGuaranteedRef(body)
+            position &+= 1
         }
-        inFlightCallback.publish(serial: serial, index: InFlightCallback.idle)
+        inFlightCallback.publish(position: serial)
     }
 }
 
@@ -568,6 +611,15 @@ enum RelayWaitObserver {
             waiting[thread, default: 1] -= 1
             if waiting[thread] == 0 { waiting[thread] = nil }
         }
+    }
+
+    /// Runs, if set, on a waiting thread each time it is about to sleep waiting for a callback's position
+    /// to move: a test holds the waiter there to open the window between its check and its sleep.
+    @usableFromInline static let sleepHook = Locked<(@Sendable (ThreadID) -> Void)?>(nil)
+
+    @usableFromInline
+    static func willSleep() {
+        if let hook = sleepHook.withLock({ $0 }) { hook(ThreadID.current) }
     }
 
     /// Whether `thread` is waiting in an `invalidate()` now.

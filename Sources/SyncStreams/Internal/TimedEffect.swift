@@ -11,17 +11,22 @@ struct TimedEffect<Discarded> {
     var discarded: Discarded?
     /// End the upstream subscription: the operator ended on its own, or the subscriber left.
     var endsUpstream = false
+    /// Compute the machine's completion outside the lock (`completionOutsideLock`: user code, `timeout`'s
+    /// `customError`) and hand it back (`completionComputed`).
+    var computesCompletion = false
 
     init(
         startTimer: (request: OperatorTimer.Request, delay: Duration)? = nil,
         cancelTimer: ScheduledWork? = nil,
         discarded: Discarded? = nil,
-        endsUpstream: Bool = false
+        endsUpstream: Bool = false,
+        computesCompletion: Bool = false
     ) {
         self.startTimer = startTimer
         self.cancelTimer = cancelTimer
         self.discarded = discarded
         self.endsUpstream = endsUpstream
+        self.computesCompletion = computesCompletion
     }
 
     /// Start the requested timer (nothing when the timer is stopped and `request` is nil).

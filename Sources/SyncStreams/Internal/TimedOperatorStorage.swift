@@ -21,11 +21,18 @@ protocol TimedOperatorStateMachine: SendableMetatype {
     mutating func timerFired(epoch: UInt64, at now: StreamInstant) -> Action
     /// The subscriber invalidated.
     mutating func cancelled() -> TimedEffect<Discarded>
+    /// Makes the completion an effect with `computesCompletion` asks for; the storage calls it outside
+    /// the lock, because it may be user code.
+    var completionOutsideLock: (@Sendable () -> StreamCompletion<Failure>)? { get }
+    /// The completion made by `completionOutsideLock`.
+    mutating func completionComputed(_ completion: StreamCompletion<Failure>) -> Action
 }
 
 extension TimedOperatorStateMachine {
     static var usesClock: Bool { false }
     mutating func started() -> TimedEffect<Discarded>? { nil }
+    var completionOutsideLock: (@Sendable () -> StreamCompletion<Failure>)? { nil }
+    mutating func completionComputed(_: StreamCompletion<Failure>) -> Action { .none }
 }
 
 /// One subscription of a time-based operator: its state machine in a relay (delivering on the executor,
@@ -90,6 +97,10 @@ where Machine.Output: Sendable {
             let scheduled = executor.schedule(after: delay) { [weak self] in self?.timerFired(epoch: epoch) }
             let stale = relay.withExtra { $0.timer.store(scheduled, epoch: epoch) }
             stale?.cancel()
+        }
+        if effect.computesCompletion, let makeCompletion = relay.withExtra({ $0.completionOutsideLock }) {
+            let completion = makeCompletion()
+            perform(relay.step { $0.completionComputed(completion) })
         }
         // `effect.discarded` is released with `effect`, here, outside the lock.
     }

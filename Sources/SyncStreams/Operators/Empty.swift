@@ -32,7 +32,7 @@ public struct Empty<Output: Sendable, Failure: Error>: SyncStream, Equatable {
         onCompletion: @escaping @Sendable (StreamCompletion<Failure>) -> Void
     ) -> SubscriptionToken {
         guard completeImmediately else { return SubscriptionToken(onInvalidate: {}) }
-        onCompletion(.finished)
+        CallbackScope.delivering { onCompletion(.finished) }
         return .empty
     }
 }

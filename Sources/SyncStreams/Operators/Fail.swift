@@ -24,7 +24,7 @@ public struct Fail<Output: Sendable, Failure: Error>: SyncStream {
         onValue: @escaping @Sendable (Output) -> Void,
         onCompletion: @escaping @Sendable (StreamCompletion<Failure>) -> Void
     ) -> SubscriptionToken {
-        onCompletion(.failure(error))
+        CallbackScope.delivering { onCompletion(.failure(error)) }
         return .empty
     }
 }

@@ -25,8 +25,10 @@ public struct Just<Output: Sendable>: SyncStream {
         onValue: @escaping @Sendable (Output) -> Void,
         onCompletion: @escaping @Sendable (StreamCompletion<Never>) -> Void
     ) -> SubscriptionToken {
-        onValue(output)
-        onCompletion(.finished)
+        CallbackScope.delivering {
+            onValue(output)
+            onCompletion(.finished)
+        }
         return .empty
     }
 }

@@ -36,7 +36,7 @@ extension Streams {
             onCompletion: @escaping @Sendable (StreamCompletion<Failure>) -> Void
         ) -> SubscriptionToken {
             guard maxLength > 0 else {
-                onCompletion(.finished)
+                CallbackScope.delivering { onCompletion(.finished) }
                 return .empty
             }
             let remaining = SerialBox(maxLength)

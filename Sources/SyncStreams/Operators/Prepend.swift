@@ -40,7 +40,7 @@ extension Streams {
             onValue: @escaping @Sendable (Output) -> Void,
             onCompletion: @escaping @Sendable (StreamCompletion<Failure>) -> Void
         ) -> SubscriptionToken {
-            for value in values { onValue(value) }
+            CallbackScope.delivering { for value in values { onValue(value) } }
             return upstream.subscribe(onValue: onValue, onCompletion: onCompletion)
         }
     }

@@ -41,22 +41,35 @@ where Replacement.Output == Upstream.Output {
         case nil:
             return
         case .subscribeReplacement(let error):
+            // Runs inside the upstream's failure callback, which a waiting `invalidate()` waits for (see
+            // `cancel`): so the replacement is subscribed to before `invalidate()` returns, or not at all.
+            // The upstream's subscription is ended only afterwards, so that wait finds it.
+            if !replacementLink.isCancelled {
+                let token = handler(error).subscribe(
+                    onValue: { value in self.perform(self.relay.step { $0.replacementValue(value) }) },
+                    onCompletion: { completion in
+                        self.perform(self.relay.step { $0.replacementCompleted(completion) })
+                    }
+                )
+                // Ends the token at once if the subscriber invalidated meanwhile.
+                replacementLink.attach(token)
+            }
             // The upstream has failed: ending its subscription only releases it.
             upstreamLink.end()
-            let token = handler(error).subscribe(
-                onValue: { value in self.perform(self.relay.step { $0.replacementValue(value) }) },
-                onCompletion: { completion in self.perform(self.relay.step { $0.replacementCompleted(completion) }) }
-            )
-            // Ends the token at once if the subscriber invalidated meanwhile.
-            replacementLink.attach(token)
         case .endAll:
             upstreamLink.end()
             replacementLink.end()
         }
     }
 
+    /// Ends the subscription. The replacement's link is cancelled first (a replacement subscribed to from
+    /// now on is ended at once); then the upstream's subscription is invalidated with `waiting`, which
+    /// waits for the upstream's callback in flight — the failure callback that may be subscribing to the
+    /// replacement — so no replacement is subscribed to after a waiting `invalidate()` returned.
     override func cancel(waiting: Bool) {
         relay.remove(subscriber, waiting: waiting)
-        perform(relay.withExtra { $0.cancelled() })
+        _ = relay.withExtra { $0.cancelled() }
+        replacementLink.end()
+        upstreamLink.cancel(waiting: waiting)
     }
 }

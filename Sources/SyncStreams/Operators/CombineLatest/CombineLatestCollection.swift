@@ -35,8 +35,10 @@ extension Streams {
             onCompletion: @escaping @Sendable (StreamCompletion<Failure>) -> Void
         ) -> SubscriptionToken {
             guard !upstreams.isEmpty else {
-                onValue([])
-                onCompletion(.finished)
+                CallbackScope.delivering {
+                    onValue([])
+                    onCompletion(.finished)
+                }
                 return .empty
             }
             let core = MultiInputStorage(

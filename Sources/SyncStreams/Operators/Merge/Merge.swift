@@ -74,7 +74,7 @@ extension Streams {
             onCompletion: @escaping @Sendable (StreamCompletion<Failure>) -> Void
         ) -> SubscriptionToken {
             guard !upstreams.isEmpty else {
-                onCompletion(.finished)
+                CallbackScope.delivering { onCompletion(.finished) }
                 return .empty
             }
             let core = MergeStorage(inputCount: upstreams.count, onValue: onValue, onCompletion: onCompletion)

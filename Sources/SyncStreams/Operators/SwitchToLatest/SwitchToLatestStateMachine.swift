@@ -12,9 +12,8 @@ struct SwitchToLatestStateMachine<Output, Failure: Error, Link> {
         case subscribeInner(index: Int, link: Link, ending: Link?)
         /// End this inner subscription (it arrived after the end, or the output ended).
         case endInner(Link)
-        /// End the outer subscription (an inner failure or the last finish ended the output).
-        case endOuter
-        /// End the outer subscription and the current inner one: the subscriber invalidated.
+        /// End the outer subscription and the current inner one (if any): the subscriber invalidated, or an
+        /// inner failure or the last finish ended the output.
         case endAll(inner: Link?)
     }
 
@@ -44,14 +43,17 @@ struct SwitchToLatestStateMachine<Output, Failure: Error, Link> {
         return .emit(value)
     }
 
-    /// Inner stream number `index` completed.
+    /// Inner stream number `index` completed. Its link is handed out in the effect, never dropped here:
+    /// releasing it releases the inner token, whose invalidation is user code (a custom source's
+    /// `onInvalidate`, deinits), which must not run under the relay's lock.
     mutating func innerCompleted(_ index: Int, _ completion: StreamCompletion<Failure>) -> Action {
         guard index == innerIndex, !isTerminated else { return .none }
         isInnerActive = false
+        let finished = innerLink
         innerLink = nil
-        if case .finished = completion, !isOuterFinished { return .none }
+        if case .finished = completion, !isOuterFinished { return finished.map { .perform(.endInner($0)) } ?? .none }
         isTerminated = true
-        return OperatorAction(completion: completion, effect: .endOuter)
+        return OperatorAction(completion: completion, effect: .endAll(inner: finished))
     }
 
     /// The outer stream completed.

@@ -43,8 +43,6 @@ final class SwitchToLatestStorage<Inner: SyncStream>: Cancellation, @unchecked S
             link.attach(token)
         case .endInner(let link):
             link.end()
-        case .endOuter:
-            outerLink.end()
         case .endAll(let inner):
             outerLink.end()
             inner?.end()

@@ -8,7 +8,8 @@ extension SyncStream {
     ///   and that emission opens a new window. A window that ends with nothing held makes the stream quiet
     ///   again, so the next value goes out at once.
     /// - On completion (finished or failure) a held value is delivered first, then the completion, both
-    ///   at once (the final 100 % is never dropped).
+    ///   when the window ends — so no two values go out within one interval, as in Combine (OpenCombine)
+    ///   and RxSwift; the final 100 % is never dropped. With nothing held, the completion goes out at once.
     /// - Every event is delivered on `executor`, serialized and in order.
     /// - `invalidate()` cancels the window's timer (it never fires afterwards, and releases what it
     ///   captured) and ends the upstream subscription.
@@ -16,8 +17,8 @@ extension SyncStream {
     /// ```
     /// interval: 3 ticks        (the group (f|) happens at one time)
     /// upstream:                abc-------d-e-f|
-    /// throttle(latest: true):  a--c------d--e-(f|)
-    /// throttle(latest: false): a--b------d--e-(f|)
+    /// throttle(latest: true):  a--c------d--e--(f|)
+    /// throttle(latest: false): a--b------d--e--(f|)
     /// ```
     public func throttle<Executor: StreamExecutor>(
         for interval: Duration,

@@ -6,6 +6,9 @@ struct ThrottleStateMachine<Value, Failure: Error> {
     private enum State {
         case quiet
         case window(held: Value?)
+        /// The upstream completed while a value was held: both go out when the window ends (so no two
+        /// values leave within one interval).
+        case finishing(held: Value, completion: StreamCompletion<Failure>)
         case terminated
     }
 
@@ -30,7 +33,7 @@ struct ThrottleStateMachine<Value, Failure: Error> {
             guard keepsLatest || held == nil else { return OperatorAction(effect: .discard(value)) }
             state = .window(held: value)
             return OperatorAction(effect: .discard(held))
-        case .terminated:
+        case .finishing, .terminated:
             return .none
         }
     }
@@ -46,6 +49,9 @@ struct ThrottleStateMachine<Value, Failure: Error> {
         case .window(nil):
             state = .quiet
             return .none
+        case .finishing(let held, let completion):
+            state = .terminated
+            return OperatorAction(value: held, completion: completion)
         case .quiet, .terminated:
             return .none
         }
@@ -53,20 +59,27 @@ struct ThrottleStateMachine<Value, Failure: Error> {
 
     /// The upstream completed: the held value, if any, then the completion; the timer stops.
     mutating func completed(_ completion: StreamCompletion<Failure>) -> Action {
-        let held: Value?
         switch state {
-        case .quiet: held = nil
-        case .window(let value): held = value
-        case .terminated: return .none
+        case .window(let held?):
+            // The held value goes out when the window ends, then the completion; the timer keeps running.
+            state = .finishing(held: held, completion: completion)
+            return .none
+        case .quiet, .window(nil):
+            state = .terminated
+            return OperatorAction(completion: completion, effect: .cancel(timer.stop()))
+        case .finishing, .terminated:
+            return .none
         }
-        state = .terminated
-        return OperatorAction(value: held, completion: completion, effect: .cancel(timer.stop()))
     }
 
     /// The subscriber invalidated.
     mutating func cancelled() -> TimedEffect<Value> {
         let held: Value?
-        if case .window(let value) = state { held = value } else { held = nil }
+        switch state {
+        case .window(let value): held = value
+        case .finishing(let value, _): held = value
+        case .quiet, .terminated: held = nil
+        }
         state = .terminated
         return TimedEffect(cancelTimer: timer.stop(), discarded: held, endsUpstream: true)
     }

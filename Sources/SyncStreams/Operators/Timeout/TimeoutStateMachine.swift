@@ -8,8 +8,12 @@ struct TimeoutStateMachine<Value, Failure: Error>: TimedOperatorStateMachine {
 
     typealias Action = OperatorAction<Value, Failure, TimedEffect<Value>>
 
+    /// Where the stream is: passing events; timed out, its completion being made outside the lock (by
+    /// user code, so not under it); ended.
+    enum Phase { case active, timingOut, ended }
+
     private var deadline: StreamInstant
-    private var isActive = true
+    private(set) var phase = Phase.active
     var timer = OperatorTimer()
     private let interval: Duration
     private let timeoutCompletion: @Sendable () -> StreamCompletion<Failure>
@@ -28,31 +32,42 @@ struct TimeoutStateMachine<Value, Failure: Error>: TimedOperatorStateMachine {
 
     /// A value arrived at `now`: it passes and pushes the deadline back.
     mutating func valueReceived(_ value: Value, at now: StreamInstant) -> Action {
-        guard isActive else { return .none }
+        guard phase == .active else { return .none }
         deadline = now + interval
         return .emit(value)
     }
 
     /// The upstream completed: it passes; the timer stops.
     mutating func completed(_ completion: StreamCompletion<Failure>, at _: StreamInstant = .zero) -> Action {
-        guard isActive else { return .none }
-        isActive = false
+        guard phase == .active else { return .none }
+        phase = .ended
         return OperatorAction(completion: completion, effect: .cancel(timer.stop()))
     }
 
-    /// The timer fired at `now` (`epoch` tells which): the stream ends if the deadline has passed, else
-    /// the timer waits for the remaining time.
+    /// The timer fired at `now` (`epoch` tells which): the stream times out if the deadline has passed
+    /// (nothing passes any more; the completion is made outside the lock and comes back through
+    /// `completionComputed`), else the timer waits for the remaining time.
     mutating func timerFired(epoch: UInt64, at now: StreamInstant) -> Action {
-        guard timer.fire(epoch: epoch), isActive else { return .none }
+        guard timer.fire(epoch: epoch), phase == .active else { return .none }
         guard now >= deadline else { return OperatorAction(effect: .start(timer.restart(), after: deadline - now)) }
-        isActive = false
+        phase = .timingOut
         return OperatorAction(
-            completion: timeoutCompletion(), effect: TimedEffect(cancelTimer: timer.stop(), endsUpstream: true))
+            effect: TimedEffect(cancelTimer: timer.stop(), endsUpstream: true, computesCompletion: true))
+    }
+
+    /// What the stream ends with when it times out (the user's `customError`, if given).
+    var completionOutsideLock: (@Sendable () -> StreamCompletion<Failure>)? { timeoutCompletion }
+
+    /// The timeout's completion, made outside the lock: emitted unless the subscriber left meanwhile.
+    mutating func completionComputed(_ completion: StreamCompletion<Failure>) -> Action {
+        guard phase == .timingOut else { return .none }
+        phase = .ended
+        return OperatorAction(completion: completion)
     }
 
     /// The subscriber invalidated.
     mutating func cancelled() -> TimedEffect<Value> {
-        isActive = false
+        phase = .ended
         return TimedEffect(cancelTimer: timer.stop(), endsUpstream: true)
     }
 }

@@ -2,7 +2,8 @@
 ///
 /// Same semantics as `SyncStream.zip(_:)`: each array holds the oldest unused value of every stream;
 /// finishes once a stream has finished and its values are used up; a failure is forwarded at once and
-/// ends the others. An empty collection finishes at once, without a value (there is nothing to pair).
+/// ends the others. An empty collection emits `[]` once, then finishes — as `combineLatest([])` does (the
+/// pinned design), so the two collection forms agree.
 ///
 /// ```
 /// streams[0]: 1--2--|
@@ -28,7 +29,10 @@ extension Streams {
             onCompletion: @escaping @Sendable (StreamCompletion<Failure>) -> Void
         ) -> SubscriptionToken {
             guard !upstreams.isEmpty else {
-                onCompletion(.finished)
+                CallbackScope.delivering {
+                    onValue([])
+                    onCompletion(.finished)
+                }
                 return .empty
             }
             let machine = ZipStateMachine<[FIFO<Upstream.Output>], Output, Failure>(

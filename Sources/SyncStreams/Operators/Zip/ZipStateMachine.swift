@@ -11,6 +11,8 @@ struct ZipStateMachine<Buffers, Output, Failure: Error>: MultiInputStateMachine 
     typealias Action = OperatorAction<Output, Failure, MultiInputEffect>
 
     private var buffers: Buffers
+    /// The buffers as they were at the start (empty), kept to replace them with when the zip ends.
+    private let emptyBuffers: Buffers
     private var isFinished: [Bool]
     private(set) var isTerminated = false
     private let isReady: (Buffers) -> Bool
@@ -29,6 +31,7 @@ struct ZipStateMachine<Buffers, Output, Failure: Error>: MultiInputStateMachine 
         isBufferEmpty: @escaping (Buffers, Int) -> Bool
     ) {
         self.buffers = buffers
+        emptyBuffers = buffers
         isFinished = Array(repeating: false, count: inputCount)
         self.isReady = isReady
         self.take = take
@@ -61,6 +64,14 @@ struct ZipStateMachine<Buffers, Output, Failure: Error>: MultiInputStateMachine 
     mutating func cancelled() -> MultiInputEffect? {
         isTerminated = true
         return .cancelInputs
+    }
+
+    /// After the end: the other inputs' buffered values, which can never be zipped any more, handed out
+    /// to be released outside the lock (not kept until the subscription is released).
+    mutating func takeBuffersAfterEnd() -> Buffers? {
+        guard isTerminated else { return nil }
+        defer { buffers = emptyBuffers }
+        return buffers
     }
 
     private var hasExhaustedFinishedInput: Bool {

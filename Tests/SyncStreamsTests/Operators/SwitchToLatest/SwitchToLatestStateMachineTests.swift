@@ -37,7 +37,7 @@ import Testing
         #expect(step5.completion == nil, "finished while the inner is active")
         let end = machine.innerCompleted(index, .finished)
         #expect(end.completion == .finished)
-        if case .endOuter? = end.effect {} else { Issue.record("outer not ended") }
+        if case .endAll(inner: .some)? = end.effect {} else { Issue.record("outer not ended, inner not handed out") }
     }
 
     @Test func anInnerFailureEndsEverythingAtOnce() {

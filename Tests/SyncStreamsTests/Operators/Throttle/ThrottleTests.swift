@@ -10,16 +10,16 @@ import Testing
     }
 
     @Test func latestDeliversTheNewestValueAtEachWindowsEnd() {
-        #expect(throttled("abc-------d-e-f|", latest: true) == Marble.parse("a--c------d--e-(f|)"))
+        #expect(throttled("abc-------d-e-f|", latest: true) == Marble.parse("a--c------d--e--(f|)"))
     }
 
     @Test func firstDeliversTheFirstValueOfEachWindow() {
-        #expect(throttled("abc-------d-e-f|", latest: false) == Marble.parse("a--b------d--e-(f|)"))
+        #expect(throttled("abc-------d-e-f|", latest: false) == Marble.parse("a--b------d--e--(f|)"))
     }
 
     @Test func atMostOneValuePerIntervalUnderContinuousInput() {
-        #expect(throttled("abcdefgh|", latest: true) == Marble.parse("a--d--g-(h|)"))
-        #expect(throttled("abcdefgh|", latest: false) == Marble.parse("a--b--e-(h|)"))
+        #expect(throttled("abcdefgh|", latest: true) == Marble.parse("a--d--g--(h|)"))
+        #expect(throttled("abcdefgh|", latest: false) == Marble.parse("a--b--e--(h|)"))
     }
 
     @Test func aWindowEndingWithNothingHeldMakesTheStreamQuietAgain() {
@@ -28,12 +28,12 @@ import Testing
     }
 
     @Test func aHeldValueIsDeliveredBeforeTheCompletion() {
-        #expect(throttled("ab|", latest: true) == Marble.parse("a-(b|)"))
+        #expect(throttled("ab|", latest: true) == Marble.parse("a--(b|)"))
         #expect(throttled("abc|", latest: false) == Marble.parse("a--(b|)"))
     }
 
     @Test func aHeldValueIsDeliveredBeforeTheFailure() {
-        #expect(throttled("ab#", latest: true) == Marble.parse("a-(b#)"))
+        #expect(throttled("ab#", latest: true) == Marble.parse("a--(b#)"))
         #expect(throttled("#", latest: true) == Marble.parse("#"))
     }
 
@@ -131,12 +131,14 @@ import Testing
         #expect(machine.completed(.finished).completion == nil, "completed twice")
     }
 
-    @Test func stateMachineFlushesTheHeldValueBeforeTheCompletion() {
+    @Test func stateMachineDeliversTheHeldValueThenTheCompletionWhenTheWindowEnds() {
         var machine = ThrottleStateMachine<Int, MarbleError>(interval: .seconds(1), latest: true)
         _ = machine.valueReceived(1)
         _ = machine.valueReceived(2)
         let completion = machine.completed(.failure(MarbleError()))
-        #expect(completion.value == 2 && completion.completion == .failure(MarbleError()))
-        #expect(machine.timerFired(epoch: 1).value == nil, "no timer fires after the end")
+        #expect(completion.value == nil && completion.completion == nil, "held until the window ends")
+        let windowEnd = machine.timerFired(epoch: 1)
+        #expect(windowEnd.value == 2 && windowEnd.completion == .failure(MarbleError()))
+        #expect(machine.timerFired(epoch: 2).value == nil, "no timer fires after the end")
     }
 }

@@ -21,8 +21,11 @@ import Testing
         #expect(early.completion == nil)
         #expect(early.effect?.startTimer?.delay == .seconds(2), "waits the rest: deadline 5 s")
         let late = machine.timerFired(epoch: early.effect?.startTimer?.request.epoch ?? 0, at: at(5))
-        #expect(late.completion == .failure(MarbleError()))
+        #expect(late.completion == nil, "the completion is made outside the lock")
         #expect(late.effect?.endsUpstream == true)
+        #expect(late.effect?.computesCompletion == true)
+        let ending = machine.completionComputed(machine.completionOutsideLock?() ?? .finished)
+        #expect(ending.completion == .failure(MarbleError()))
         let step2 = machine.valueReceived(2, at: at(6))
         #expect(step2.value == nil, "a value after the timeout")
     }
