@@ -161,7 +161,7 @@ public final class RecordLog {
             throw error
         }
         target.close()
-        if let errno = DurableRename.rename(temporary, over: path) {
+        if let errno = DurableRename.rename(temporary, over: path, fileSystem: fileSystem) {
             _ = unlink(temporary)
             throw .writeFailed(path: path, errno: errno)
         }

@@ -212,8 +212,9 @@ public final class SyncUser: Sendable, Hashable {
         guard marked else { throw .storeInUse(path: path.path) }
         defer { registry.withLock { _ = $0.deleting.remove(partition) } }
         let willRename = configuration.testHooks.deleteLocalFilesWillRename
+        let fileSystem = configuration.fileSystem
         try await BlockingQueue.engine.run { () throws(SyncError) in
-            try LocalFiles.removeStore(path, willRename: willRename)
+            try LocalFiles.removeStore(path, fileSystem: fileSystem, willRename: willRename)
         }
     }
 
@@ -267,7 +268,10 @@ public final class SyncUser: Sendable, Hashable {
     public func remove() async throws(SyncError) {
         await logOut()
         let directory = directory
-        try await BlockingQueue.engine.run { () throws(SyncError) in try LocalFiles.removeDirectory(directory) }
+        let fileSystem = configuration.fileSystem
+        try await BlockingQueue.engine.run { () throws(SyncError) in
+            try LocalFiles.removeDirectory(directory, fileSystem: fileSystem)
+        }
         statePublisher.enqueue(.removed)
         statePublisher.drain()
     }

@@ -57,18 +57,27 @@ public final class FilePartitionStore: PartitionStore {
     ///
     /// - Throws: `FilePartitionStoreError.cannotOpen` when the directory cannot be created or opened,
     ///   `.locked` when another store (in this or another process) has it open.
-    public init(
+    public convenience init(
         directory: String,
         logLevel: SyncLogLevel = .warn,
         logger: (@Sendable (SyncLogEvent) -> Void)? = nil
     ) throws(FilePartitionStoreError) {
+        try self.init(directory: directory, logLevel: logLevel, logger: logger, fileSystem: SystemFileSystem())
+    }
+
+    /// Opens a store as above, creating (and fsyncing) directories through `fileSystem` (tests inject
+    /// failures through it).
+    package init(
+        directory: String,
+        logLevel: SyncLogLevel,
+        logger: (@Sendable (SyncLogEvent) -> Void)?,
+        fileSystem: any FileSystem
+    ) throws(FilePartitionStoreError) {
         self.directory = directory
         self.logger = SyncLogger(level: logLevel, sink: logger)
-        // Like `mkdir -p`: every missing parent too.
-        var prefix = directory.hasPrefix("/") ? "" : "."
-        for component in directory.split(separator: "/") {
-            prefix += "/" + component
-            if mkdir(prefix, 0o755) != 0 && errno != EEXIST { throw .cannotOpen(path: prefix, errno: errno) }
+        // Like `mkdir -p`: every missing parent too, each fsynced into its parent.
+        if let (path, code) = DurableRename.createDirectories(directory, fileSystem: fileSystem) {
+            throw .cannotOpen(path: path, errno: code)
         }
         let lockPath = directory + "/LOCK"
         let descriptor = open(lockPath, O_CREAT | O_RDWR | O_CLOEXEC, 0o644)
