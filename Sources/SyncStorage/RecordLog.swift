@@ -173,6 +173,31 @@ public final class RecordLog {
     /// The file's current length in bytes: 16 for an empty log; each record adds 22 plus its payload.
     public var byteCount: UInt64 { length }
 
+    /// Whether appends fail for good: closed, or poisoned by a failed fsync or truncate. Reopening the file
+    /// (a new `RecordLog`) recovers what is durable.
+    package var refusesAppends: Bool { descriptor < 0 || poison != nil }
+
+    /// Cuts the file back to `length` (the end of a record this log holds) and fsyncs the cut: the records
+    /// after it are gone.
+    ///
+    /// - Throws: `.closed`, `.badLocation` when `length` lies beyond the end, `.writeFailed`, `.syncFailed`
+    ///   (the log is poisoned then).
+    package func cut(to newLength: UInt64) throws(RecordLogError) {
+        guard descriptor >= 0 else { throw .closed }
+        guard newLength >= UInt64(RecordFormat.fileHeaderSize), newLength <= length else {
+            throw .badLocation(path: path, offset: newLength)
+        }
+        if let error = fileSystem.truncate(descriptor, to: Int64(newLength)) {
+            poison = error.code
+            throw .writeFailed(path: path, errno: error.code)
+        }
+        if let error = fileSystem.sync(descriptor) {
+            poison = error.code
+            throw .syncFailed(path: path, errno: error.code)
+        }
+        length = newLength
+    }
+
     /// Appends `records`, in order, durably: all of them are written, then the file is fsynced once.
     /// Returns their locations. The same as `append(_:)` with each record as a `RecordPayload` body.
     @discardableResult

@@ -47,6 +47,8 @@ public final class FilePartitionStore: PartitionStore {
     private let clientLogs = Locked<[String: ClientFileLog]>([:])
     private let readQueue = BlockingQueue(label: "SyncServer.file-store.read", concurrent: true)
     private let logger: SyncLogger
+    /// The system calls of the partitions' logs and of directory creation.
+    private let fileSystem: any FileSystem
 
     /// The category of the store's log events.
     static let logCategory = "sync.server.storage"
@@ -75,6 +77,7 @@ public final class FilePartitionStore: PartitionStore {
     ) throws(FilePartitionStoreError) {
         self.directory = directory
         self.logger = SyncLogger(level: logLevel, sink: logger)
+        self.fileSystem = fileSystem
         // Like `mkdir -p`: every missing parent too, each fsynced into its parent.
         if let (path, code) = DurableRename.createDirectories(directory, fileSystem: fileSystem) {
             throw .cannotOpen(path: path, errno: code)
@@ -136,7 +139,7 @@ public final class FilePartitionStore: PartitionStore {
         guard lockDescriptor.withLock({ $0 >= 0 }) else { throw FilePartitionStoreError.closed }
         if let file = files.withLock({ $0[partition] }) { return file.summaries }
         let path = path(of: partition)
-        let file = try await PartitionFile.open(path: path, partition: partition)
+        let file = try await PartitionFile.open(path: path, partition: partition, fileSystem: fileSystem)
         if file.recovery.truncatedBytes > 0 {
             logger.log(
                 .warn, Self.logCategory,
