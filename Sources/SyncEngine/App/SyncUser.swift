@@ -264,7 +264,11 @@ public final class SyncUser: Sendable, Hashable {
     /// logging in again downloads everything afresh and re-uploads nothing. The directory is first renamed
     /// aside (one atomic step), then deleted, so a crash never leaves a half-deleted store in use.
     ///
-    /// - Throws: `.storageFailure` if the files cannot be deleted (the user is logged out anyway).
+    /// The lock of every store in the directory is taken first, as `SyncApp.deleteLocalFiles` does.
+    ///
+    /// - Throws: `.storeInUse(path:)` when another app (in this process or another) has one of the user's
+    ///   stores open (nothing is deleted), `.storageFailure` if the files cannot be deleted (the user is
+    ///   logged out anyway).
     public func remove() async throws(SyncError) {
         await logOut()
         let directory = directory

@@ -65,8 +65,26 @@ enum LocalFiles {
         try remove(url, fileSystem: fileSystem)
     }
 
-    /// Removes a whole directory the same way.
+    /// Removes a user's directory the same way, holding the lock of every store in it (`.storeInUse` if
+    /// an app, in this process or another, has one open) from the check until it is renamed aside, so no
+    /// app writes to a store deleted under it.
     static func removeDirectory(_ url: URL, fileSystem: any FileSystem) throws(SyncError) {
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: url.path)) ?? []
+        var held: [Int32] = []
+        defer { for descriptor in held { _ = close(descriptor) } }
+        for entry in entries.sorted() where entry.hasSuffix(".synclog") {
+            let path = url.appendingPathComponent(entry).path
+            let descriptor = open(path, O_RDWR | O_CLOEXEC)
+            guard descriptor >= 0 else {
+                if errno == ENOENT { continue }
+                throw .storageFailure("cannot open \(path) to delete it (errno \(errno))")
+            }
+            held.append(descriptor)
+            guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
+                if errno == EWOULDBLOCK { throw .storeInUse(path: path) }
+                throw .storageFailure("cannot lock \(path) to delete it (errno \(errno))")
+            }
+        }
         try remove(url, fileSystem: fileSystem)
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import SyncServer
 import SyncStorage
 import Testing
 
@@ -40,5 +41,30 @@ struct DurableDirectoryTests {
         }
         #expect(fileSystem.syncCount(of: "anonymous") >= 1)
         try await fixture.app.close()
+    }
+}
+
+@Suite(.timeLimit(.minutes(1)))
+struct UserRemoveLockTests {
+    @Test("user.remove() refuses with storeInUse while another app holds one of the user's stores, then removes")
+    func removeTakesTheStoreLocks() async throws {
+        let server = try await SyncServer.embedded()
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let holder = makeApp(server: server.endpoint, directory: directory.url)
+        let session = try await holder.login(.anonymous).openSession(partition: "p")
+        try await session.write(Data("kept".utf8))
+        let path = directory.url.appendingPathComponent("anonymous/p.synclog").path
+
+        let remover = makeApp(server: server.endpoint, directory: directory.url)
+        let user = try await remover.login(.anonymous)
+        await #expect(throws: SyncError.storeInUse(path: path)) { try await user.remove() }
+        #expect(FileManager.default.fileExists(atPath: path))
+        try await holder.close()
+
+        let again = try await remover.login(.anonymous)
+        try await again.remove()
+        #expect(!FileManager.default.fileExists(atPath: path))
+        try await remover.close()
     }
 }
