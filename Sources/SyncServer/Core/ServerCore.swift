@@ -29,6 +29,10 @@ actor ServerCore {
     let appendNotifications: AsyncStream<AppendNotification>?
     /// Per partition being caught up after a notification: the highest version announced so far.
     var catchUpTargets: [String: UInt64] = [:]
+    /// The "seen" records being written for sessions that ended (`clientFileSeenLater`), by number:
+    /// `stop()` waits for them, so what the server learnt is durable when it returns.
+    var seenRecordWrites: [Int: Task<Void, Never>] = [:]
+    var nextSeenRecordWrite = 0
 
     /// How long clients are told to wait after a storage failure.
     static let retryAfterStorageFailure: UInt32 = 1000
