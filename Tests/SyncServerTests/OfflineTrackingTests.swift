@@ -72,4 +72,30 @@ struct OfflineTrackingTests {
         if case .error(let error) = try await client.next() { Issue.record("the bind was refused: \(error)") }
         await server.stop()
     }
+
+    @Test(
+        "a client file bound and pinging is recorded as seen at most a record interval late, without a bind, upload or stop"
+    )
+    func pingsKeepTheRecordFresh() async throws {
+        let clock = TestClock()
+        let store = SlowRecordStore()
+        let server = try await SyncServer.embedded(
+            configuration: .init(store: store, maximumOfflineTime: thirtyDays, clock: clock.read))
+        let client = try await TestClient.welcomed(to: server)
+        _ = try await client.bind(clientFileID: 1)
+        #expect(store.records.withLock { $0 } == [.seen(clientFileID: 1, at: clock.now)])
+        clock.advance(days: 20)
+        client.send(.ping(id: 7))
+        #expect(try await client.next() == .pong(id: 7))
+        let deadline = ContinuousClock.now + .seconds(20)
+        while store.records.withLock({ $0.last }) != .seen(clientFileID: 1, at: clock.now) {
+            guard ContinuousClock.now < deadline else {
+                Issue.record("no fresh record: \(store.records.withLock { $0 })")
+                break
+            }
+            await Task.yield()
+        }
+        // A crash now (no stop) would leave the client file seen 20 days after its bind, not at the bind.
+        await server.stop()
+    }
 }

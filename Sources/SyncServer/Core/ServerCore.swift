@@ -73,6 +73,12 @@ actor ServerCore {
                 unbind(sessionID, on: connection)
             case .ping(let id):
                 connection.handle.send(.pong(id: id))
+                // Its bound client files are seen: their durable "seen" record is refreshed when due (at
+                // most once per record interval), so it lags at most that much plus the ping interval
+                // even if the server crashes — not since the bind.
+                for session in connection.sessions.values {
+                    clientFileSeenLater(session.clientFileID, in: session.partition)
+                }
             case .mark(let sessionID, let id):
                 await markCaughtUp(sessionID, id: id, on: connection)
             }
