@@ -111,6 +111,8 @@ public final class SyncServer: Sendable {
         await listener?.stopAccepting()
         let tasks = registry.stop()
         for task in tasks { await task.value }
+        // What the sessions that ended taught the maximum offline time is durable before the store closes.
+        await core.finishSeenRecords()
         await listener?.shutDown()
         appendFollower?.cancel()
     }

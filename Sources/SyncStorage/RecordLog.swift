@@ -7,10 +7,11 @@
 /// A durable append-only file of byte records, each checksummed, that never lies about what it holds.
 ///
 /// - **Durable:** a record is on disk once `append` returns (one fsync per call; `F_FULLFSYNC` on Darwin).
-/// - **Torn writes are cut, corruption is refused:** at open, a bad final record that no intact record
-///   follows — the torn write of a crash, or the zero-filled tail a power loss leaves — is cut off and
-///   reported (`recovery`); a bad record that an intact record follows is corruption: opening fails with
-///   `.corrupted(path:offset:)` and nothing is changed.
+/// - **Batches are atomic; torn batches are cut, corruption is refused:** an `append` is a batch whose
+///   last record commits it. At open, a final batch that did not fully reach the disk — its pages landed
+///   in any order, or not at all, or a zero-filled tail — is cut off whole and reported (`recovery`); a
+///   bad record that an intact record of a later batch follows is corruption: opening fails with
+///   `.corrupted(path:offset:)` and nothing is changed. (Version 2 files are converted at open.)
 /// - **One writer:** opening takes an exclusive `flock`; a second open of the file fails with `.locked`.
 /// - **Poisoned after a failed fsync:** every later append throws `.poisoned` (retrying an fsync can
 ///   falsely succeed after the kernel dropped the dirty pages).
@@ -28,7 +29,7 @@ public final class RecordLog {
     public struct Recovery: Sendable, Hashable {
         /// Intact records found.
         public var recordCount: Int
-        /// Bytes of an incomplete final record (or zero-filled tail) cut off; 0 when the file ended cleanly.
+        /// Bytes of an incomplete final batch (or zero-filled tail) cut off; 0 when the file ended cleanly.
         public var truncatedBytes: Int
         /// Where the cut was made (the file's length after opening), when there was one.
         public var truncatedAt: UInt64?
@@ -45,6 +46,8 @@ public final class RecordLog {
     private var length: UInt64
     /// Set by a failed fsync or truncate: appends fail from then on.
     private var poison: Int32?
+    /// The file's salt, in the checksums.
+    private let codec: RecordCodec
 
     /// Opens the record log at `path`, creating it (mode 0644) if it does not exist (the parent directory
     /// must exist), and calls `visit` with each intact record's location and payload, in order (the payload
@@ -60,11 +63,52 @@ public final class RecordLog {
     }
 
     /// Opens with the given system calls (tests inject failures through them).
+    ///
+    /// A version 2 file is converted first: its intact records are copied, in order, to a version 3 file
+    /// beside it (`.migrating-<name>`), which is fsynced and renamed over it; `recovery` then reports what
+    /// the version 2 scan cut.
     package init(
         path: String,
         fileSystem: any FileSystem,
         visit: (RecordLocation, UnsafeRawBufferPointer) -> Void = { _, _ in }
     ) throws(RecordLogError) {
+        var descriptor = try Self.openLocked(path, fileSystem: fileSystem)
+        var converted: Recovery?
+        let opened: (length: UInt64, recovery: Recovery)
+        let codec: RecordCodec
+        do throws(RecordLogError) {
+            var scan = RecordLogScan(path: path, fileSystem: fileSystem, descriptor: descriptor)
+            var header = try scan.header()
+            if case .version2 = header {
+                converted = try Self.convertVersion2(path, fileSystem: fileSystem, descriptor: descriptor)
+                fileSystem.close(descriptor)
+                descriptor = try Self.openLocked(path, fileSystem: fileSystem)
+                scan = RecordLogScan(path: path, fileSystem: fileSystem, descriptor: descriptor)
+                header = try scan.header()
+            }
+            guard case .current(let salt) = header else { throw .unsupportedVersion(path: path, version: 2) }
+            codec = RecordCodec(salt: salt)
+            opened = try scan.run(codec: codec, visit: visit)
+        } catch {
+            fileSystem.close(descriptor)
+            throw error
+        }
+        self.path = path
+        self.fileSystem = fileSystem
+        self.descriptor = descriptor
+        self.codec = codec
+        length = opened.length
+        if let converted, converted.truncatedBytes > 0 {
+            recovery = Recovery(
+                recordCount: opened.recovery.recordCount, truncatedBytes: converted.truncatedBytes,
+                truncatedAt: converted.truncatedAt)
+        } else {
+            recovery = opened.recovery
+        }
+    }
+
+    /// Opens `path` (creating it) and takes its exclusive lock.
+    private static func openLocked(_ path: String, fileSystem: any FileSystem) throws(RecordLogError) -> Int32 {
         let descriptor: Int32
         switch fileSystem.open(path, flags: O_CREAT | O_RDWR | O_CLOEXEC, mode: 0o644) {
         case .success(let opened): descriptor = opened
@@ -74,24 +118,85 @@ public final class RecordLog {
             fileSystem.close(descriptor)
             throw error.code == EWOULDBLOCK ? .locked(path: path) : .cannotOpen(path: path, errno: error.code)
         }
-        let opened: (length: UInt64, recovery: Recovery)
-        do {
-            opened = try RecordLogScan(path: path, fileSystem: fileSystem, descriptor: descriptor).run(visit: visit)
+        return descriptor
+    }
+
+    /// Copies the intact records of the version 2 file open (and locked) at `descriptor` to a new version
+    /// 3 log, in batches of about 1 MiB, and renames that over `path`. Returns what the version 2 scan
+    /// found (and cut). A crash before the rename leaves the version 2 file as it was (the next open starts
+    /// over); after it, the version 3 file.
+    private static func convertVersion2(
+        _ path: String, fileSystem: any FileSystem, descriptor: Int32
+    ) throws(RecordLogError) -> Recovery {
+        let slash = path.lastIndex(of: "/")
+        let temporary =
+            slash.map { String(path[...$0]) + ".migrating-" + String(path[path.index(after: $0)...]) }
+            ?? ".migrating-" + path
+        _ = unlink(temporary)
+        let target = try RecordLog(path: temporary, fileSystem: fileSystem)
+        var batch: [[UInt8]] = []
+        var batchBytes = 0
+        var failure: RecordLogError?
+        func flush() {
+            guard failure == nil, !batch.isEmpty else { return }
+            do { try target.append(batch) } catch { failure = error }
+            batch.removeAll()
+            batchBytes = 0
+        }
+        let scanned: (length: UInt64, recovery: Recovery)
+        do throws(RecordLogError) {
+            scanned = try RecordLogScan(path: path, fileSystem: fileSystem, descriptor: descriptor).run(
+                codec: .version2,
+                visit: { _, payload in
+                    guard failure == nil else { return }
+                    batch.append(Array(payload))
+                    batchBytes += payload.count
+                    if batchBytes >= 1 << 20 { flush() }
+                })
+            flush()
+            if let failure { throw failure }
         } catch {
-            fileSystem.close(descriptor)
+            target.close()
+            _ = unlink(temporary)
             throw error
         }
-        self.path = path
-        self.fileSystem = fileSystem
-        self.descriptor = descriptor
-        length = opened.length
-        recovery = opened.recovery
+        target.close()
+        if let errno = DurableRename.rename(temporary, over: path, fileSystem: fileSystem) {
+            _ = unlink(temporary)
+            throw .writeFailed(path: path, errno: errno)
+        }
+        return scanned.recovery
     }
 
     deinit { close() }
 
-    /// The file's current length in bytes: 8 for an empty log; each record adds 13 plus its payload.
+    /// The file's current length in bytes: 16 for an empty log; each record adds 22 plus its payload.
     public var byteCount: UInt64 { length }
+
+    /// Whether appends fail for good: closed, or poisoned by a failed fsync or truncate. Reopening the file
+    /// (a new `RecordLog`) recovers what is durable.
+    package var refusesAppends: Bool { descriptor < 0 || poison != nil }
+
+    /// Cuts the file back to `length` (the end of a record this log holds) and fsyncs the cut: the records
+    /// after it are gone.
+    ///
+    /// - Throws: `.closed`, `.badLocation` when `length` lies beyond the end, `.writeFailed`, `.syncFailed`
+    ///   (the log is poisoned then).
+    package func cut(to newLength: UInt64) throws(RecordLogError) {
+        guard descriptor >= 0 else { throw .closed }
+        guard newLength >= UInt64(RecordFormat.fileHeaderSize), newLength <= length else {
+            throw .badLocation(path: path, offset: newLength)
+        }
+        if let error = fileSystem.truncate(descriptor, to: Int64(newLength)) {
+            poison = error.code
+            throw .writeFailed(path: path, errno: error.code)
+        }
+        if let error = fileSystem.sync(descriptor) {
+            poison = error.code
+            throw .syncFailed(path: path, errno: error.code)
+        }
+        length = newLength
+    }
 
     /// Appends `records`, in order, durably: all of them are written, then the file is fsynced once.
     /// Returns their locations. The same as `append(_:)` with each record as a `RecordPayload` body.
@@ -141,9 +246,14 @@ public final class RecordLog {
             capacity: min(total, Self.stagingCapacity))
         var offset = previousLength
         var failure: FileSystemError?
-        for record in records where failure == nil {
+        for (index, record) in records.enumerated() where failure == nil {
+            // Every record names its batch's start (everything before it is durable: the previous append's
+            // fsync returned); the last one is the batch's commit.
             let header = record.prefix.withUnsafeBytes { prefix in
-                record.body.withUnsafeBytes { body in RecordFormat.recordHeader(prefix: prefix, body: body) }
+                record.body.withUnsafeBytes { body in
+                    codec.recordHeader(
+                        prefix: prefix, body: body, batch: previousLength, commit: index == records.count - 1)
+                }
             }
             failure = writer.stage(header) ?? writer.stage(record.prefix)
             if failure == nil {
@@ -163,9 +273,10 @@ public final class RecordLog {
             throw .writeFailed(path: path, errno: failure.code)
         }
         if let error = fileSystem.sync(descriptor) {
-            // What reached the disk is unknown: cut the records off (best effort, so that a reopen does not
-            // find records whose append failed) and refuse every later append.
-            _ = fileSystem.truncate(descriptor, to: Int64(previousLength))
+            // What reached the disk is unknown: cut the records off, durably (best effort, so that a reopen
+            // does not find records whose append failed: no later append's fsync will make the cut durable)
+            // and refuse every later append.
+            if fileSystem.truncate(descriptor, to: Int64(previousLength)) == nil { _ = fileSystem.sync(descriptor) }
             poison = error.code
             throw .syncFailed(path: path, errno: error.code)
         }
@@ -198,7 +309,7 @@ public final class RecordLog {
             throw .badLocation(path: path, offset: location.offset)
         }
         return try RecordReader.read(
-            location, prefixLength: prefixLength, from: descriptor, fileSystem: fileSystem, path: path)
+            location, prefixLength: prefixLength, from: descriptor, fileSystem: fileSystem, path: path, codec: codec)
     }
 
     /// A reader of this log's records by location, with a descriptor of its own, usable from any thread

@@ -4,82 +4,139 @@
     import Darwin
 #endif
 
-/// What `RecordLog` does when it opens a file: checks (or writes) the file header, visits every intact
-/// record, and decides what a bad record means.
+/// What `RecordLog` does when it opens a file: checks (or writes) the file header, visits every record of
+/// every complete batch, and decides what a bad record means.
 ///
-/// At the first bad record (a bad marker or header check, a length beyond `maximumRecordSize` or the end
-/// of the file, a checksum mismatch) it looks for an intact record anywhere after it. Found: the damage
-/// is in the middle of the file — `.corrupted`, and nothing is changed. Not found: it is an incomplete
-/// final record (or a zero-filled tail) — the file is cut there and fsynced, and the cut is reported.
+/// Records are visited batch by batch: a batch's records are visited once its commit record (its last)
+/// has been read intact, so the records of a batch that did not fully reach the disk are never visited.
+///
+/// At the first bad record (a bad marker, flags or header check, a length beyond `maximumRecordSize` or
+/// the end of the file, a checksum mismatch, a batch field that is not the open batch's start) it looks
+/// for an intact record anywhere after it. One of another batch: that batch was written after this one
+/// was fsynced, so the damage is in a durable region — `.corrupted`, and nothing is changed. None, or only
+/// records of the bad record's own batch: the final batch did not fully reach the disk before a crash (its
+/// pages can land in any order) — the file is cut at the batch's start and fsynced, and the cut is
+/// reported. A final batch whose records are intact but whose commit record is missing is cut the same
+/// way.
 ///
 /// The file is read through a window of `windowSize` bytes (a record larger than the window is read on
 /// its own), so opening a file of any size takes bounded memory. The search for an intact record checks
-/// 13-byte headers (marker and header check) before any payload's checksum, so it costs about one CRC of
-/// 13 bytes per 256 bytes of tail.
+/// headers (marker and header check) before any payload's checksum, so it costs about one CRC of a
+/// header per 256 bytes of tail.
 struct RecordLogScan {
     let path: String
     let fileSystem: any FileSystem
     let descriptor: Int32
     var windowSize = 1 << 20
 
-    func run(
-        visit: (RecordLocation, UnsafeRawBufferPointer) -> Void
-    ) throws(RecordLogError) -> (
-        length: UInt64, recovery: RecordLog.Recovery
-    ) {
+    /// What the file header says.
+    enum Header {
+        /// A version 3 file (or one just created) with this salt.
+        case current(salt: UInt64)
+        /// A version 2 file: `RecordLog` converts it.
+        case version2
+    }
+
+    /// Reads the file header, or writes one (with a new random salt) when the file is new or was torn
+    /// while it was being created.
+    func header() throws(RecordLogError) -> Header {
         let size: UInt64
         switch fileSystem.size(descriptor) {
         case .success(let value): size = UInt64(max(0, value))
         case .failure(let error): throw .readFailed(path: path, errno: error.code)
         }
-        let headerSize = UInt64(RecordFormat.fileHeaderSize)
-        if size < headerSize {
-            try createHeader(existing: size)
-            return (headerSize, RecordLog.Recovery(recordCount: 0, truncatedBytes: 0, truncatedAt: nil))
+        var reader = WindowReader(scan: self, size: size, codec: .version2)
+        let present = Array(try reader.bytes(at: 0, count: Int(min(size, UInt64(RecordFormat.fileHeaderSize)))))
+        if present.starts(with: RecordFormat.legacyHeader) { throw .unsupportedVersion(path: path, version: 1) }
+        if present.starts(with: RecordFormat.version2Header) { return .version2 }
+        let expected = RecordFormat.fileHeader(salt: 0)
+        if present.count < RecordFormat.fileHeaderSize {
+            // A new file, or one whose creation a crash tore (no record can follow a partial header).
+            let known = min(present.count, RecordFormat.magic.count + 3)
+            guard
+                Array(present[..<known]) == Array(expected[..<known])
+                    || RecordFormat.version2Header.starts(with: present)
+            else {
+                if present.count >= 7, Array(present[..<5]) == RecordFormat.magic {
+                    throw .unsupportedVersion(path: path, version: UInt16(present[5]) | UInt16(present[6]) << 8)
+                }
+                throw .notARecordLog(path: path)
+            }
+            let salt = UInt64.random(in: 1...UInt64.max)
+            try createHeader(RecordFormat.fileHeader(salt: salt))
+            return .current(salt: salt)
         }
-        var reader = WindowReader(scan: self, size: size)
-        let header = try reader.bytes(at: 0, count: RecordFormat.fileHeaderSize)
-        if Array(header[0..<7]) == RecordFormat.legacyHeader { throw .unsupportedVersion(path: path, version: 1) }
-        guard Array(header[0..<5]) == RecordFormat.magic else { throw .notARecordLog(path: path) }
-        let version = UInt16(header[5]) | UInt16(header[6]) << 8
+        guard Array(present[0..<5]) == RecordFormat.magic else { throw .notARecordLog(path: path) }
+        let version = UInt16(present[5]) | UInt16(present[6]) << 8
         guard version == RecordFormat.version else { throw .unsupportedVersion(path: path, version: version) }
+        let salt = present.withUnsafeBytes { RecordFormat.load64($0, at: 8) }
+        return .current(salt: salt)
+    }
 
-        var offset = headerSize
-        var count = 0
-        while offset < size {
-            guard let location = try reader.intactRecord(at: offset, visit: visit) else { break }
-            count += 1
-            offset = location.end
+    /// Visits the records of every complete batch after the file header (whose size `codec` knows), and
+    /// cuts a torn final batch.
+    func run(
+        codec: RecordCodec,
+        visit: (RecordLocation, UnsafeRawBufferPointer) -> Void
+    ) throws(RecordLogError) -> (length: UInt64, recovery: RecordLog.Recovery) {
+        let size: UInt64
+        switch fileSystem.size(descriptor) {
+        case .success(let value): size = UInt64(max(0, value))
+        case .failure(let error): throw .readFailed(path: path, errno: error.code)
         }
-        guard offset < size else {
+        var reader = WindowReader(scan: self, size: size, codec: codec)
+        var offset = UInt64(codec.fileHeaderSize)
+        var count = 0
+        /// Where the batch being read began, and its records read so far (visited at its commit).
+        var batchStart = offset
+        var pending: [RecordLocation] = []
+        while offset < size {
+            let expectedBatch = batchStart
+            let immediate = pending.isEmpty
+            guard
+                let (location, header) = try reader.intactRecord(
+                    at: offset,
+                    visit: { header, location, payload in
+                        // A batch of one is visited as it is read; a longer one at its commit.
+                        if immediate, header.commit, header.batch == expectedBatch { visit(location, payload) }
+                    })
+            else { break }
+            guard header.batch == batchStart else { break }
+            if header.commit {
+                if !pending.isEmpty { pending.append(location) }
+                for earlier in pending {
+                    let payload = try reader.bytes(
+                        at: earlier.offset + UInt64(codec.headerSize), count: Int(earlier.length))
+                    payload.withUnsafeBytes { visit(earlier, $0) }
+                }
+                count += max(pending.count, 1)
+                pending.removeAll()
+                batchStart = offset + UInt64(codec.headerSize) + UInt64(location.length)
+            } else {
+                pending.append(location)
+            }
+            offset += UInt64(codec.headerSize) + UInt64(location.length)
+        }
+        guard offset < size || !pending.isEmpty else {
             return (size, RecordLog.Recovery(recordCount: count, truncatedBytes: 0, truncatedAt: nil))
         }
-        // A bad record at `offset`: corruption if anything intact follows, a torn tail otherwise.
-        if try reader.intactRecordExists(after: offset) { throw .corrupted(path: path, offset: offset) }
-        if let error = fileSystem.truncate(descriptor, to: Int64(offset)) {
+        // A bad record at `offset` (or the file's end in the middle of a batch): corruption if an intact
+        // record of a later batch follows, a torn final batch otherwise.
+        if offset < size, try reader.intactRecordOfAnotherBatch(from: offset, batch: batchStart) {
+            throw .corrupted(path: path, offset: offset)
+        }
+        if let error = fileSystem.truncate(descriptor, to: Int64(batchStart)) {
             throw .writeFailed(path: path, errno: error.code)
         }
         if let error = fileSystem.sync(descriptor) { throw .syncFailed(path: path, errno: error.code) }
-        let cut = Int(clamping: size - offset)
-        return (offset, RecordLog.Recovery(recordCount: count, truncatedBytes: cut, truncatedAt: offset))
+        let cut = Int(clamping: size - batchStart)
+        return (batchStart, RecordLog.Recovery(recordCount: count, truncatedBytes: cut, truncatedAt: batchStart))
     }
 
     /// Writes the file header of a new (or torn-at-creation) file, fsyncs it and its directory.
-    private func createHeader(existing size: UInt64) throws(RecordLogError) {
-        if size == UInt64(RecordFormat.legacyHeader.count) {
-            var reader = WindowReader(scan: self, size: size)
-            if Array(try reader.bytes(at: 0, count: Int(size))) == RecordFormat.legacyHeader {
-                throw .unsupportedVersion(path: path, version: 1)
-            }
-        }
-        if size > 0 {
-            var reader = WindowReader(scan: self, size: size)
-            let present = try reader.bytes(at: 0, count: Int(size))
-            guard Array(present) == Array(RecordFormat.fileHeader[..<Int(size)]) else {
-                throw .notARecordLog(path: path)
-            }
-        }
-        if let error = RecordFormat.fileHeader.withUnsafeBytes({ fileSystem.writeAll(descriptor, $0, at: 0) }) {
+    private func createHeader(_ header: [UInt8]) throws(RecordLogError) {
+        if let error = fileSystem.truncate(descriptor, to: 0) { throw .writeFailed(path: path, errno: error.code) }
+        if let error = header.withUnsafeBytes({ fileSystem.writeAll(descriptor, $0, at: 0) }) {
             throw .writeFailed(path: path, errno: error.code)
         }
         if let error = fileSystem.sync(descriptor) { throw .syncFailed(path: path, errno: error.code) }
@@ -108,12 +165,14 @@ struct RecordLogScan {
 private struct WindowReader {
     let scan: RecordLogScan
     let size: UInt64
+    let codec: RecordCodec
     private var window: [UInt8] = []
     private var windowStart: UInt64 = 0
 
-    init(scan: RecordLogScan, size: UInt64) {
+    init(scan: RecordLogScan, size: UInt64, codec: RecordCodec) {
         self.scan = scan
         self.size = size
+        self.codec = codec
     }
 
     /// `count` bytes at `offset` (which the caller checked lie within the file).
@@ -148,31 +207,34 @@ private struct WindowReader {
         return bytes
     }
 
-    /// The record at `offset` if it is intact (calling `visit` with it), `nil` if it is not.
+    /// The record at `offset` and its header if it is intact (calling `visit` with them and its payload
+    /// first), `nil` if it is not.
     mutating func intactRecord(
         at offset: UInt64,
-        visit: (RecordLocation, UnsafeRawBufferPointer) -> Void
-    ) throws(RecordLogError) -> RecordLocation? {
-        let headerSize = UInt64(RecordFormat.recordHeaderSize)
+        visit: (RecordHeader, RecordLocation, UnsafeRawBufferPointer) -> Void
+    ) throws(RecordLogError) -> (RecordLocation, RecordHeader)? {
+        let headerSize = UInt64(codec.headerSize)
         guard size - offset >= headerSize else { return nil }
-        let header = try bytes(at: offset, count: RecordFormat.recordHeaderSize)
-        guard let (length, checksum) = header.withUnsafeBytes({ RecordFormat.parseHeader($0) }) else { return nil }
-        guard let payloadLength = Int(exactly: length), payloadLength <= RecordLog.maximumRecordSize,
+        let headerBytes = try bytes(at: offset, count: codec.headerSize)
+        guard let header = headerBytes.withUnsafeBytes({ codec.parseHeader($0, at: offset) }) else { return nil }
+        guard let payloadLength = Int(exactly: header.length), payloadLength <= RecordLog.maximumRecordSize,
             UInt64(payloadLength) <= size - offset - headerSize
         else { return nil }
+        let location = RecordLocation(offset: offset, length: header.length)
         let payload = try bytes(at: offset + headerSize, count: payloadLength)
         let intact = payload.withUnsafeBytes { buffer -> Bool in
-            guard RecordFormat.checksum(length: length, payload: buffer) == checksum else { return false }
-            visit(RecordLocation(offset: offset, length: length), buffer)
+            guard codec.checksum(length: header.length, payload: buffer) == header.checksum else { return false }
+            visit(header, location, buffer)
             return true
         }
-        return intact ? RecordLocation(offset: offset, length: length) : nil
+        return intact ? (location, header) : nil
     }
 
-    /// Whether an intact record starts anywhere after `offset`.
-    mutating func intactRecordExists(after offset: UInt64) throws(RecordLogError) -> Bool {
-        let headerSize = UInt64(RecordFormat.recordHeaderSize)
-        var position = offset + 1
+    /// Whether an intact record of a batch other than the one starting at `batch` starts at `offset` or
+    /// anywhere after it.
+    mutating func intactRecordOfAnotherBatch(from offset: UInt64, batch: UInt64) throws(RecordLogError) -> Bool {
+        let headerSize = UInt64(codec.headerSize)
+        var position = offset
         while position + headerSize <= size {
             // Skip to the next marker byte within the window.
             let chunk = try bytes(at: position, count: Int(min(UInt64(scan.windowSize), size - position)))
@@ -181,7 +243,9 @@ private struct WindowReader {
                 continue
             }
             let candidate = position + UInt64(found - chunk.startIndex)
-            if try intactRecord(at: candidate, visit: { _, _ in }) != nil { return true }
+            if let (_, header) = try intactRecord(at: candidate, visit: { _, _, _ in }), header.batch != batch {
+                return true
+            }
             position = candidate + 1
         }
         return false

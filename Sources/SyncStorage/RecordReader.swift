@@ -14,12 +14,30 @@ public final class RecordReader: Sendable {
     public let path: String
     private let fileSystem: any FileSystem
     private let descriptor: Locked<Int32>
+    private let codec: RecordCodec
 
+    /// Opens the log's file and reads the salt from its header (the log wrote the header before it opened).
     init(path: String, fileSystem: any FileSystem) throws(RecordLogError) {
+        let opened: Int32
         switch fileSystem.open(path, flags: O_RDONLY | O_CLOEXEC, mode: 0) {
-        case .success(let opened): descriptor = Locked(opened)
+        case .success(let value): opened = value
         case .failure(let error): throw .cannotOpen(path: path, errno: error.code)
         }
+        let header: [UInt8]
+        do {
+            header = try PartReader(
+                location: RecordLocation(offset: 0, length: 0), descriptor: opened, fileSystem: fileSystem, path: path
+            ).bytes(count: RecordFormat.fileHeaderSize, at: 0)
+        } catch {
+            fileSystem.close(opened)
+            throw error
+        }
+        guard header.starts(with: RecordFormat.fileHeader(salt: 0).prefix(8)) else {
+            fileSystem.close(opened)
+            throw .notARecordLog(path: path)
+        }
+        codec = RecordCodec(salt: header.withUnsafeBytes { RecordFormat.load64($0, at: 8) })
+        descriptor = Locked(opened)
         self.path = path
         self.fileSystem = fileSystem
     }
@@ -44,7 +62,8 @@ public final class RecordReader: Sendable {
         guard location.offset >= UInt64(RecordFormat.fileHeaderSize) else {
             throw .badLocation(path: path, offset: location.offset)
         }
-        return try Self.read(location, prefixLength: prefixLength, from: descriptor, fileSystem: fileSystem, path: path)
+        return try Self.read(
+            location, prefixLength: prefixLength, from: descriptor, fileSystem: fileSystem, path: path, codec: codec)
     }
 
     /// Closes the descriptor; later reads throw `.closed`. Idempotent.
@@ -67,7 +86,8 @@ public final class RecordReader: Sendable {
         prefixLength: Int,
         from descriptor: Int32,
         fileSystem: any FileSystem,
-        path: String
+        path: String,
+        codec: RecordCodec
     ) throws(RecordLogError) -> RecordPayload {
         guard let length = Int(exactly: location.length), length <= RecordLog.maximumRecordSize,
             let offset = Int64(exactly: location.offset)
@@ -91,11 +111,11 @@ public final class RecordReader: Sendable {
             body = try read.bytes(count: length - prefixCount, at: offset + Int64(headerSize + prefixCount))
         }
         let intact = head.withUnsafeBytes { header -> Bool in
-            guard let (headerLength, checksum) = RecordFormat.parseHeader(header), headerLength == location.length
+            guard let parsed = codec.parseHeader(header, at: location.offset), parsed.length == location.length
             else { return false }
             return prefix.withUnsafeBytes { prefix in
                 body.withUnsafeBytes { body in
-                    RecordFormat.checksum(length: headerLength, parts: prefix, body) == checksum
+                    codec.checksum(length: parsed.length, parts: prefix, body) == parsed.checksum
                 }
             }
         }

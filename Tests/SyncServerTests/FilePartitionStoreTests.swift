@@ -103,7 +103,10 @@ import Testing
         try log.append([9, 9, 9])
         log.close()
         let store = try FilePartitionStore(directory: directory)
-        await #expect(throws: FilePartitionStoreError.malformedRecord(partition: "bad", offset: 8)) {
+        await #expect(
+            throws: FilePartitionStoreError.malformedRecord(
+                partition: "bad", offset: UInt64(RecordFormat.fileHeaderSize))
+        ) {
             _ = try await store.summaries(of: "bad")
         }
         #expect(try await store.summaries(of: "good").count == 1)

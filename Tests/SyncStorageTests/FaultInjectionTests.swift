@@ -23,6 +23,16 @@ final class FaultyFileSystem: FileSystem {
         /// Counts of calls made.
         var syncs = 0
         var truncates = 0
+        /// Writes made (counting from 0) whose bytes never reach the disk: zeros land instead, as a page
+        /// the disk had not written when the power went leaves the file's new region zero. The write
+        /// reports success.
+        var lostWrites: Set<Int> = []
+        /// Writes made since the faults were set.
+        var writes = 0
+        /// The power is gone: every fsync and truncate fails with `EIO` and changes nothing.
+        var powerCut = false
+        /// The sync, truncate and write calls in order ("write", "sync", "sync failed", "truncate").
+        var events: [String] = []
     }
 
     private let real = SystemFileSystem()
@@ -41,11 +51,20 @@ final class FaultyFileSystem: FileSystem {
 
     func write(_ descriptor: Int32, _ buffer: UnsafeRawBufferPointer, at offset: Int64) -> Result<Int, FileSystemError>
     {
-        let (error, limit) = faults.withLock { faults -> (Int32?, Int?) in
-            (faults.writeErrors.isEmpty ? nil : faults.writeErrors.removeFirst(), faults.shortWrites)
+        let (error, limit, lost) = faults.withLock { faults -> (Int32?, Int?, Bool) in
+            defer { faults.writes += 1 }
+            faults.events.append("write")
+            return (
+                faults.writeErrors.isEmpty ? nil : faults.writeErrors.removeFirst(), faults.shortWrites,
+                faults.lostWrites.contains(faults.writes)
+            )
         }
         if let error { return .failure(FileSystemError(error)) }
         let count = min(buffer.count, limit ?? buffer.count)
+        if lost {
+            let zeros = [UInt8](repeating: 0, count: count)
+            return zeros.withUnsafeBytes { real.write(descriptor, $0, at: offset) }
+        }
         let result = real.write(descriptor, UnsafeRawBufferPointer(rebasing: buffer[0..<count]), at: offset)
         if case .success(let written) = result { faults.withLock { $0.bytesWritten += written } }
         return result
@@ -54,7 +73,9 @@ final class FaultyFileSystem: FileSystem {
     func sync(_ descriptor: Int32) -> FileSystemError? {
         let error = faults.withLock { faults -> Int32? in
             faults.syncs += 1
-            return faults.syncErrors.isEmpty ? nil : faults.syncErrors.removeFirst()
+            let error = faults.powerCut ? EIO : faults.syncErrors.isEmpty ? nil : faults.syncErrors.removeFirst()
+            faults.events.append(error == nil ? "sync" : "sync failed")
+            return error
         }
         return error.map(FileSystemError.init) ?? real.sync(descriptor)
     }
@@ -62,6 +83,8 @@ final class FaultyFileSystem: FileSystem {
     func truncate(_ descriptor: Int32, to length: Int64) -> FileSystemError? {
         let error = faults.withLock { faults -> Int32? in
             faults.truncates += 1
+            faults.events.append("truncate")
+            if faults.powerCut { return EIO }
             return faults.truncateErrors.isEmpty ? nil : faults.truncateErrors.removeFirst()
         }
         return error.map(FileSystemError.init) ?? real.truncate(descriptor, to: length)
@@ -126,7 +149,7 @@ struct FaultInjectionTests {
         fileSystem.faults.withLock { $0.syncErrors = [EIO] }
         #expect(throws: RecordLogError.syncFailed(path: path, errno: EIO)) { try log.append([2]) }
         #expect(throws: RecordLogError.poisoned(path: path, errno: EIO)) { try log.append([3]) }
-        #expect(fileSystem.faults.withLock { $0.syncs } == syncsBefore + 1)  // the failed fsync is not retried
+        #expect(fileSystem.faults.withLock { $0.syncs } == syncsBefore + 2)  // not retried: the second syncs the cut
         log.close()
         #expect(try openLog(path).1 == [[1]])
     }

@@ -16,22 +16,28 @@ func openLog(_ path: String, fileSystem: any FileSystem = SystemFileSystem()) th
     let directory = TemporaryDirectory()
     var path: String { directory.file("log") }
 
-    /// Writes `records` to a new log and closes it.
+    /// Writes `records` to a new log, each as a batch of its own (so each is durable before the next is
+    /// written), and closes it.
     func writeLog(_ records: [[UInt8]]) throws {
         let log = try RecordLog(path: path)
-        try log.append(records)
+        for record in records { try log.append(record) }
         log.close()
     }
 
     // MARK: - Creating, appending, reopening
 
-    @Test("a new log holds only its 8-byte header, format version 2")
+    @Test("a new log holds only its 16-byte header, format version 3, with a random non-zero salt")
     func newLogHasOnlyTheHeader() throws {
         let (log, records) = try openLog(path)
         #expect(records.isEmpty)
         #expect(log.recovery == RecordLog.Recovery(recordCount: 0, truncatedBytes: 0, truncatedAt: nil))
-        #expect(log.byteCount == 8)
-        #expect(RawFile.read(path) == RawFile.header)
+        #expect(log.byteCount == 16)
+        let salt = RawFile.salt(path)
+        #expect(salt != 0)
+        #expect(RawFile.read(path) == RawFile.header(salt: salt))
+        let other = directory.file("other")
+        _ = try RecordLog(path: other)
+        #expect(RawFile.salt(other) != salt)
     }
 
     @Test("appended records come back after reopening, byte for byte as the format describes, at their locations")
@@ -42,13 +48,17 @@ func openLog(_ path: String, fileSystem: any FileSystem = SystemFileSystem()) th
             let log = try RecordLog(path: path)
             locations.append(try log.append(records[0]))
             locations += try log.append(Array(records[1...]))
-            #expect(log.byteCount == 8 + UInt64(records.reduce(0) { $0 + 13 + $1.count }))
+            #expect(log.byteCount == 16 + UInt64(records.reduce(0) { $0 + 22 + $1.count }))
         }
-        #expect(RawFile.read(path) == RawFile.header + records.flatMap(RawFile.record))
+        let salt = RawFile.salt(path)
+        #expect(
+            RawFile.read(path)
+                == RawFile.header(salt: salt) + RawFile.batch([records[0]], salt: salt, at: 16)
+                + RawFile.batch(Array(records[1...]), salt: salt, at: 41))
         var visited: [RecordLocation] = []
         let reopened = try RecordLog(path: path) { location, _ in visited.append(location) }
         #expect(visited == locations)
-        #expect(locations.map(\.offset) == [8, 24, 43, 57])
+        #expect(locations.map(\.offset) == [16, 41, 69, 92])
         for (location, record) in zip(locations, records) { #expect(try reopened.read(location) == record) }
         #expect(reopened.recovery.recordCount == 4)
     }
@@ -71,7 +81,9 @@ func openLog(_ path: String, fileSystem: any FileSystem = SystemFileSystem()) th
         fileSystem.faults.withLock { $0.shortWrites = shortWrites }
         let log = try RecordLog(path: path, fileSystem: fileSystem)
         let locations = try log.append(records)
-        #expect(RawFile.read(path) == RawFile.header + records.map(\.bytes).flatMap(RawFile.record))
+        let salt = RawFile.salt(path)
+        #expect(
+            RawFile.read(path) == RawFile.header(salt: salt) + RawFile.batch(records.map(\.bytes), salt: salt, at: 16))
         // Read back whole, or split at any prefix length: the same bytes, checked.
         for (location, record) in zip(locations, records) {
             #expect(try log.read(location) == record.bytes)
@@ -115,15 +127,15 @@ func openLog(_ path: String, fileSystem: any FileSystem = SystemFileSystem()) th
         try RawFile.write(Array("SSLOG1".utf8) + [1], to: path)  // an empty version 1 log
         #expect(throws: RecordLogError.unsupportedVersion(path: path, version: 1)) { _ = try RecordLog(path: path) }
         #expect(RawFile.read(path) == Array("SSLOG1".utf8) + [1])
-        try RawFile.write(Array("SSLOG".utf8) + [1, 0, 0] + RawFile.record([1]), to: path)
+        try RawFile.write(Array("SSLOG".utf8) + [1, 0, 0] + RawFile.recordV2([1]), to: path)
         #expect(throws: RecordLogError.unsupportedVersion(path: path, version: 1)) { _ = try RecordLog(path: path) }
         try RawFile.write(Array("hello, world".utf8), to: path)
         #expect(throws: RecordLogError.notARecordLog(path: path)) { _ = try RecordLog(path: path) }
         #expect(RawFile.read(path) == Array("hello, world".utf8))
         // A header torn while the file was created is completed.
-        try RawFile.write(Array(RawFile.header[0..<3]), to: path)
+        try RawFile.write(Array(RawFile.header(salt: 7)[0..<11]), to: path)
         #expect(try openLog(path).1.isEmpty)
-        #expect(RawFile.read(path) == RawFile.header)
+        #expect(RawFile.read(path) == RawFile.header(salt: RawFile.salt(path)))
     }
 
     // MARK: - Torn tails and corruption
@@ -139,9 +151,9 @@ func openLog(_ path: String, fileSystem: any FileSystem = SystemFileSystem()) th
         let full = RawFile.read(path)
         // The end of each record, to tell which prefix a length holds.
         var ends: [Int] = []
-        var end = 8
+        var end = 16
         for record in records {
-            end += 13 + record.count
+            end += 22 + record.count
             ends.append(end)
         }
         for length in 0...full.count {
@@ -149,7 +161,7 @@ func openLog(_ path: String, fileSystem: any FileSystem = SystemFileSystem()) th
             let (log, recovered) = try openLog(path)
             let complete = ends.filter { $0 <= length }.count
             #expect(recovered == Array(records[0..<complete]), "truncated at \(length)")
-            let intact = length < 8 ? 8 : (complete == 0 ? 8 : ends[complete - 1])
+            let intact = length < 16 ? 16 : (complete == 0 ? 16 : ends[complete - 1])
             #expect(log.recovery.truncatedBytes == max(0, length - intact), "truncated at \(length)")
             #expect(log.byteCount == UInt64(intact))
             log.close()
@@ -174,24 +186,24 @@ func openLog(_ path: String, fileSystem: any FileSystem = SystemFileSystem()) th
     @Test("a garbage tail is cut; appends continue after it")
     func garbageTail() throws {
         try writeLog([[1]])
-        // A marker, then a length beyond the limit.
-        try RawFile.append([0xA5, 0xFF, 0xFF, 0xFF, 0x7F, 1, 2, 3, 4, 5, 6, 7, 8, 9], to: path)
+        // A marker, flags, then a length beyond the limit.
+        try RawFile.append([0xA5, 1, 0xFF, 0xFF, 0xFF, 0x7F] + Array(1...20), to: path)
         let (log, records) = try openLog(path)
         #expect(records == [[1]])
-        #expect(log.recovery.truncatedBytes == 14)
+        #expect(log.recovery.truncatedBytes == 26)
     }
 
     @Test("a flipped bit in a middle record is corruption at that record's offset; nothing is cut")
     func flippedBitInTheMiddle() throws {
         try writeLog([[1, 1, 1], [2, 2, 2], [3, 3, 3]])
         var bytes = RawFile.read(path)
-        let second = 8 + 16
-        bytes[second + 14] ^= 0x10  // in the second record's payload
+        let second = 16 + 25
+        bytes[second + 23] ^= 0x10  // in the second record's payload
         try RawFile.write(bytes, to: path)
         #expect(throws: RecordLogError.corrupted(path: path, offset: UInt64(second))) { _ = try RecordLog(path: path) }
         #expect(RawFile.read(path) == bytes)
         // In its header instead: the same.
-        bytes[second + 14] ^= 0x10
+        bytes[second + 23] ^= 0x10
         bytes[second + 2] ^= 0x01
         try RawFile.write(bytes, to: path)
         #expect(throws: RecordLogError.corrupted(path: path, offset: UInt64(second))) { _ = try RecordLog(path: path) }
@@ -205,9 +217,9 @@ func openLog(_ path: String, fileSystem: any FileSystem = SystemFileSystem()) th
         try RawFile.write(bytes, to: path)
         #expect(throws: RecordLogError.notARecordLog(path: path)) { _ = try RecordLog(path: path) }
         bytes[1] ^= 0x01
-        bytes[8] ^= 0x01  // the first record's marker
+        bytes[16] ^= 0x01  // the first record's marker
         try RawFile.write(bytes, to: path)
-        #expect(throws: RecordLogError.corrupted(path: path, offset: 8)) { _ = try RecordLog(path: path) }
+        #expect(throws: RecordLogError.corrupted(path: path, offset: 16)) { _ = try RecordLog(path: path) }
     }
 
     @Test("a flipped bit in the last record: nothing intact follows it, so it is cut as a torn write")
@@ -218,7 +230,7 @@ func openLog(_ path: String, fileSystem: any FileSystem = SystemFileSystem()) th
         try RawFile.write(bytes, to: path)
         let (log, records) = try openLog(path)
         #expect(records == [[1, 1]])
-        #expect(log.recovery.truncatedBytes == 15)
+        #expect(log.recovery.truncatedBytes == 24)
     }
 
     @Test("hostile lengths never trap or allocate what they claim (a 4 GiB length, a max-size length past the end)")
@@ -226,15 +238,17 @@ func openLog(_ path: String, fileSystem: any FileSystem = SystemFileSystem()) th
         try writeLog([[1]])
         for length: UInt32 in [.max, UInt32(RecordLog.maximumRecordSize), UInt32(RecordLog.maximumRecordSize) + 1] {
             var bytes = RawFile.read(path)
-            bytes = Array(bytes[0..<(8 + 14)])
+            bytes = Array(bytes[0..<(16 + 23)])
+            let salt = RawFile.salt(path)
             let lengthBytes = RawFile.littleEndian(length)
-            let checksum = RawFile.littleEndian(RawFile.crc32Reference(lengthBytes))
-            let check = RawFile.littleEndian(RawFile.crc32Reference([0xA5] + lengthBytes + checksum))
-            bytes += [0xA5] + lengthBytes + checksum + check + [1, 2, 3]
+            let checksum = RawFile.littleEndian(RawFile.crc32Reference(RawFile.littleEndian64(salt) + lengthBytes))
+            bytes +=
+                RawFile.recordHeader(length: lengthBytes, checksum: checksum, salt: salt, batch: 39, commit: true)
+                + [1, 2, 3]
             try RawFile.write(bytes, to: path)
             let (log, records) = try openLog(path)
             #expect(records == [[1]])
-            #expect(log.recovery.truncatedBytes == 16)
+            #expect(log.recovery.truncatedBytes == 25)
             log.close()
         }
     }
@@ -325,7 +339,7 @@ func openLog(_ path: String, fileSystem: any FileSystem = SystemFileSystem()) th
         #expect(throws: RecordLogError.recordTooLarge(big.count, limit: RecordLog.maximumRecordSize)) {
             try log.append([[1], big])
         }
-        #expect(log.byteCount == 8)
+        #expect(log.byteCount == 16)
     }
 }
 

@@ -33,16 +33,50 @@ enum RawFile {
         try write(read(path) + bytes, to: path)
     }
 
-    /// The file header of format version 2.
-    static let header: [UInt8] = Array("SSLOG".utf8) + [2, 0, 0]
+    /// The file header of format version 3 with `salt`.
+    static func header(salt: UInt64) -> [UInt8] { Array("SSLOG".utf8) + [3, 0, 0] + littleEndian64(salt) }
 
-    /// The on-disk form of one record, computed independently of the code under test: marker 0xA5,
-    /// length, CRC-32 of length and payload, CRC-32 of the header's first 9 bytes, payload.
-    static func record(_ payload: [UInt8]) -> [UInt8] {
+    /// The salt in the header of the version 3 log at `path`.
+    static func salt(_ path: String) -> UInt64 {
+        read(path)[8..<16].reversed().reduce(0) { $0 << 8 | UInt64($1) }
+    }
+
+    /// The file header of format version 2.
+    static let headerV2: [UInt8] = Array("SSLOG".utf8) + [2, 0, 0]
+
+    /// The on-disk form of one version 3 record, computed independently of the code under test: marker
+    /// 0xA5, flags (1: commit), length, batch, CRC-32 of salt, length and payload, CRC-32 of salt and the
+    /// header's first 18 bytes, payload.
+    static func record(_ payload: [UInt8], salt: UInt64, batch: UInt64, commit: Bool) -> [UInt8] {
+        let length = littleEndian(UInt32(payload.count))
+        let checksum = littleEndian(crc32Reference(littleEndian64(salt) + length + payload))
+        return recordHeader(length: length, checksum: checksum, salt: salt, batch: batch, commit: commit) + payload
+    }
+
+    /// A version 3 record header with the given (possibly false) length and checksum bytes.
+    static func recordHeader(length: [UInt8], checksum: [UInt8], salt: UInt64, batch: UInt64, commit: Bool) -> [UInt8] {
+        let front = [0xA5, commit ? 1 : 0] + length + littleEndian64(batch) + checksum
+        return front + littleEndian(crc32Reference(littleEndian64(salt) + front))
+    }
+
+    /// One batch of version 3 records starting at file offset `start`: each names `start`, the last commits.
+    static func batch(_ payloads: [[UInt8]], salt: UInt64, at start: Int) -> [UInt8] {
+        payloads.enumerated().flatMap { index, payload in
+            record(payload, salt: salt, batch: UInt64(start), commit: index == payloads.count - 1)
+        }
+    }
+
+    /// The on-disk form of one version 2 record: marker 0xA5, length, CRC-32 of length and payload, CRC-32
+    /// of the header's first 9 bytes, payload.
+    static func recordV2(_ payload: [UInt8]) -> [UInt8] {
         let length = littleEndian(UInt32(payload.count))
         let checksum = littleEndian(crc32Reference(length + payload))
         let check = littleEndian(crc32Reference([0xA5] + length + checksum))
         return [0xA5] + length + checksum + check + payload
+    }
+
+    static func littleEndian64(_ value: UInt64) -> [UInt8] {
+        littleEndian(UInt32(truncatingIfNeeded: value)) + littleEndian(UInt32(truncatingIfNeeded: value >> 32))
     }
 
     static func littleEndian(_ value: UInt32) -> [UInt8] {

@@ -61,11 +61,11 @@ public final class SyncApp: Sendable {
     public func login(_ credentials: SyncCredentials) async throws(SyncError) -> SyncUser {
         if state.withLock({ $0.isClosed }) { throw .appClosed }
         let directory = configuration.directory.appendingPathComponent(SyncUser.identifier(for: credentials))
+        let fileSystem = configuration.fileSystem
         try await BlockingQueue.engine.run { () throws(SyncError) in
-            do {
-                try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-            } catch {
-                throw .storageFailure("cannot create \(directory.path): \(error)")
+            // Each directory created is fsynced into its parent, so a store file in it survives a crash.
+            if let (path, code) = DurableRename.createDirectories(directory.path, fileSystem: fileSystem) {
+                throw .storageFailure("cannot create \(directory.path): \(path): errno \(code)")
             }
             LocalFiles.sweep(directory)
         }

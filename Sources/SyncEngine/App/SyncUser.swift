@@ -212,8 +212,9 @@ public final class SyncUser: Sendable, Hashable {
         guard marked else { throw .storeInUse(path: path.path) }
         defer { registry.withLock { _ = $0.deleting.remove(partition) } }
         let willRename = configuration.testHooks.deleteLocalFilesWillRename
+        let fileSystem = configuration.fileSystem
         try await BlockingQueue.engine.run { () throws(SyncError) in
-            try LocalFiles.removeStore(path, willRename: willRename)
+            try LocalFiles.removeStore(path, fileSystem: fileSystem, willRename: willRename)
         }
     }
 
@@ -263,11 +264,18 @@ public final class SyncUser: Sendable, Hashable {
     /// logging in again downloads everything afresh and re-uploads nothing. The directory is first renamed
     /// aside (one atomic step), then deleted, so a crash never leaves a half-deleted store in use.
     ///
-    /// - Throws: `.storageFailure` if the files cannot be deleted (the user is logged out anyway).
+    /// The lock of every store in the directory is taken first, as `SyncApp.deleteLocalFiles` does.
+    ///
+    /// - Throws: `.storeInUse(path:)` when another app (in this process or another) has one of the user's
+    ///   stores open (nothing is deleted), `.storageFailure` if the files cannot be deleted (the user is
+    ///   logged out anyway).
     public func remove() async throws(SyncError) {
         await logOut()
         let directory = directory
-        try await BlockingQueue.engine.run { () throws(SyncError) in try LocalFiles.removeDirectory(directory) }
+        let fileSystem = configuration.fileSystem
+        try await BlockingQueue.engine.run { () throws(SyncError) in
+            try LocalFiles.removeDirectory(directory, fileSystem: fileSystem)
+        }
         statePublisher.enqueue(.removed)
         statePublisher.drain()
     }

@@ -66,6 +66,10 @@ actor ServerConnection {
         var boundAt: StreamInstant?
         /// The session's own backoff for rebinding after session-level errors.
         var backoff = BackoffState()
+        /// Set after the client unbound the session itself (`rebindAfterStoreFailure`) until the server's
+        /// `unbound` arrives on this attempt: it is bound again only then, so no download of the old
+        /// binding reaches the new one.
+        var awaitingUnbound = false
     }
 
     private let settings: Settings
@@ -183,7 +187,10 @@ actor ServerConnection {
         let current = attempt
         phase = .connecting
         connectedAt = nil
-        for id in sessions.keys { sessions[id]?.boundAt = nil }
+        for id in sessions.keys {
+            sessions[id]?.boundAt = nil
+            sessions[id]?.awaitingUnbound = false
+        }
         attemptStartedAt = settings.executor.now
         logger.log(.info, LogCategory.connection, "connecting to \(settings.endpoint) (attempt \(current))")
         let connection = settings.transport.connect(to: settings.endpoint)
@@ -232,8 +239,11 @@ actor ServerConnection {
         case .download(let download):
             guard let registration = sessions[download.sessionID], registration.boundAt != nil else { return }
             await registration.session.receive(download)
-        case .unbound:
-            break
+        case .unbound(let sessionID):
+            guard sessions[sessionID]?.awaitingUnbound == true else { return }
+            sessions[sessionID]?.awaitingUnbound = false
+            // Bind now if its backoff already ended (the rebind waited for this).
+            if timers[.rebind(sessionID)] == nil { await bind(sessionID) }
         case .pong(let id):
             guard id == awaitedPong else { return }
             awaitedPong = nil
@@ -274,6 +284,16 @@ actor ServerConnection {
         }
     }
 
+    /// The session's store could not take what was sent (a failed append): unbind it on the server, and
+    /// bind it again after its backoff — once the server confirmed the unbind — so that the server sends
+    /// again from what the store holds. The connection and the other sessions carry on.
+    func rebindAfterStoreFailure(_ id: UInt32, error: SyncError) async {
+        guard case .connected = phase, let connection, sessions[id]?.boundAt != nil else { return }
+        connection.send(.unbind(sessionID: id))
+        sessions[id]?.awaitingUnbound = true
+        await unbindAfterError(id, error: error, retryAfter: nil)
+    }
+
     private func unbindAfterError(_ id: UInt32, error: SyncError, retryAfter: UInt32?) async {
         guard var registration = sessions[id] else { return }
         let now = settings.executor.now
@@ -295,7 +315,8 @@ actor ServerConnection {
     /// Binds session `id` on the live connection and tells it it is connected, unless the attempt changed
     /// meanwhile.
     private func bind(_ id: UInt32) async {
-        guard case .connected = phase, let connection, let registration = sessions[id], registration.boundAt == nil
+        guard case .connected = phase, let connection, let registration = sessions[id], registration.boundAt == nil,
+            !registration.awaitingUnbound
         else { return }
         let current = attempt
         sessions[id]?.boundAt = settings.executor.now

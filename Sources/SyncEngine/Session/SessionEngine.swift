@@ -69,6 +69,7 @@ actor SessionEngine {
 
     /// The store's client file id (tests check that a deleted store comes back with a new one).
     var clientFileIDForTests: UInt64 { store.clientFileID }
+    var downloadedVersionForTests: UInt64 { store.downloadedVersion }
 
     /// How many records wait for the next fsync, and how many the fsync under way is making durable (tests
     /// hold an fsync and watch writes gather behind it).
@@ -498,12 +499,13 @@ actor SessionEngine {
                 }
             }
             pendingBytes -= batch.reduce(0) { $0 + $1.byteCount }
+            var failedWaiters: [CheckedContinuation<SyncError?, Never>] = []
             if let failure {
-                failedFatally(failure)
+                failedWaiters = storeFailed(failure, batch: batch)
             } else {
                 didStore(batch, records: records, at: locations)
             }
-            for waiter in waiters { waiter.resume(returning: failure) }
+            for waiter in waiters + failedWaiters { waiter.resume(returning: failure) }
             if pendingBytes < limits.pendingBytes {
                 let ready = roomWaiters
                 roomWaiters = []
@@ -511,6 +513,32 @@ actor SessionEngine {
             }
         }
         isFlushing = false
+    }
+
+    /// A batch could not be made durable (a full disk, an I/O error): a transient failure, not a fatal one.
+    /// Its writes fail with `failure`, and so does every write queued after it (their records continue
+    /// versions that will not exist); the reservations go back to what is durable. A lost download is
+    /// reported on `errors` and fetched again: the session is unbound and bound again after its backoff,
+    /// from what the store holds.
+    /// The session stays usable: later writes succeed once the cause is gone. Returns the waiters of the
+    /// writes dropped from the queue.
+    private func storeFailed(_ failure: SyncError, batch: [PendingWrite]) -> [CheckedContinuation<SyncError?, Never>] {
+        let dropped = pending
+        let droppedWaiters = pendingWaiters
+        pending = []
+        pendingWaiters = []
+        pendingBytes -= dropped.reduce(0) { $0 + $1.byteCount }
+        store.dropReservations()
+        logger.log(.error, LogCategory.store, "\(partition): could not store a batch: \(failure)")
+        // A lost download has no writer to tell: report it, and fetch it again.
+        if (batch + dropped).contains(where: { $0.remainingBytes != nil }) {
+            reportError(failure)
+            if let id = registration {
+                dropBinding()
+                Task { [connection] in await connection.rebindAfterStoreFailure(id, error: failure) }
+            }
+        }
+        return droppedWaiters
     }
 
     /// A batch is durable: count it, publish its changesets, report progress, upload its local changesets.

@@ -1,4 +1,5 @@
 import Foundation
+import SyncStorage
 
 #if canImport(Glibc)
     import Glibc
@@ -23,15 +24,18 @@ enum LocalFiles {
     }
 
     /// Renames `url` aside (atomic within its directory, then the directory is fsynced), then deletes it.
-    /// Nothing at `url`: nothing to do.
-    static func remove(_ url: URL) throws(SyncError) {
+    /// Nothing at `url`: nothing to do. A failed directory fsync is a `.storageFailure` (the deletion may
+    /// not survive a crash; what was renamed aside is left for the next login's sweep).
+    static func remove(_ url: URL, fileSystem: any FileSystem) throws(SyncError) {
         let parent = url.deletingLastPathComponent()
         let tombstone = parent.appendingPathComponent(tombstonePrefix + UUID().uuidString)
         guard rename(url.path, tombstone.path) == 0 else {
             if errno == ENOENT { return }
             throw .storageFailure("cannot move \(url.path) aside to delete it (errno \(errno))")
         }
-        syncDirectory(parent)
+        if let code = DurableRename.syncDirectory(parent.path, fileSystem: fileSystem) {
+            throw .storageFailure("cannot fsync \(parent.path) after moving \(url.path) aside (errno \(code))")
+        }
         do {
             try FileManager.default.removeItem(at: tombstone)
         } catch {
@@ -44,7 +48,9 @@ enum LocalFiles {
     /// Removes a local store: takes its lock (`.storeInUse` if an app holds it), renames it aside while
     /// holding the lock (so no app opens it between the check and the rename), fsyncs the directory,
     /// unlocks, then deletes it. Nothing at `url`: nothing to do.
-    static func removeStore(_ url: URL, willRename: () -> Void = {}) throws(SyncError) {
+    static func removeStore(
+        _ url: URL, fileSystem: any FileSystem, willRename: () -> Void = {}
+    ) throws(SyncError) {
         let descriptor = open(url.path, O_RDWR | O_CLOEXEC)
         guard descriptor >= 0 else {
             if errno == ENOENT { return }
@@ -56,11 +62,31 @@ enum LocalFiles {
             throw .storageFailure("cannot lock \(url.path) to delete it (errno \(errno))")
         }
         willRename()
-        try remove(url)
+        try remove(url, fileSystem: fileSystem)
     }
 
-    /// Removes a whole directory the same way.
-    static func removeDirectory(_ url: URL) throws(SyncError) { try remove(url) }
+    /// Removes a user's directory the same way, holding the lock of every store in it (`.storeInUse` if
+    /// an app, in this process or another, has one open) from the check until it is renamed aside, so no
+    /// app writes to a store deleted under it.
+    static func removeDirectory(_ url: URL, fileSystem: any FileSystem) throws(SyncError) {
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: url.path)) ?? []
+        var held: [Int32] = []
+        defer { for descriptor in held { _ = close(descriptor) } }
+        for entry in entries.sorted() where entry.hasSuffix(".synclog") {
+            let path = url.appendingPathComponent(entry).path
+            let descriptor = open(path, O_RDWR | O_CLOEXEC)
+            guard descriptor >= 0 else {
+                if errno == ENOENT { continue }
+                throw .storageFailure("cannot open \(path) to delete it (errno \(errno))")
+            }
+            held.append(descriptor)
+            guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
+                if errno == EWOULDBLOCK { throw .storeInUse(path: path) }
+                throw .storageFailure("cannot lock \(path) to delete it (errno \(errno))")
+            }
+        }
+        try remove(url, fileSystem: fileSystem)
+    }
 
     /// Deletes what interrupted deletions left in `directory`.
     static func sweep(_ directory: URL) {
@@ -68,13 +94,5 @@ enum LocalFiles {
         for entry in entries where entry.hasPrefix(tombstonePrefix) {
             try? FileManager.default.removeItem(at: directory.appendingPathComponent(entry))
         }
-    }
-
-    /// Fsyncs a directory so that a rename in it survives a crash (best effort: some file systems refuse).
-    private static func syncDirectory(_ url: URL) {
-        let descriptor = open(url.path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { return }
-        _ = fsync(descriptor)
-        _ = close(descriptor)
     }
 }

@@ -111,6 +111,14 @@ final class LocalStore {
     /// Whether durable local changesets wait for acknowledgement.
     var hasUnacknowledged: Bool { acknowledgedClientVersion < UInt64(local.count) }
 
+    /// Forgets the versions reserved by records that will not become durable (their append failed, and
+    /// every record made after them is dropped too): the next records continue from what is durable.
+    func dropReservations() {
+        reservedClientVersion = UInt64(index.local.count)
+        reservedDownloadedVersion = index.downloadedVersion
+        reservedAcknowledgedClientVersion = index.acknowledgedClientVersion
+    }
+
     /// The record of a new local changeset, with the next client version.
     func recordLocal(_ data: [UInt8]) -> Record {
         reservedClientVersion += 1

@@ -8,6 +8,7 @@ import SyncStorage
 /// only records an append already made durable).
 final class StoreFile: Sendable {
     let path: String
+    private let fileSystem: any FileSystem
     private let queue: BlockingQueue
     private let log: LogBox
     private let reader: RecordReader
@@ -20,8 +21,9 @@ final class StoreFile: Sendable {
         init(_ log: RecordLog) { self.log = log }
     }
 
-    private init(path: String, queue: BlockingQueue, log: LogBox, reader: RecordReader) {
+    private init(path: String, fileSystem: any FileSystem, queue: BlockingQueue, log: LogBox, reader: RecordReader) {
         self.path = path
+        self.fileSystem = fileSystem
         self.queue = queue
         self.log = log
         self.reader = reader
@@ -55,21 +57,45 @@ final class StoreFile: Sendable {
             } catch {
                 throw SyncError(error, path: name)
             }
-            let file = StoreFile(path: name, queue: queue, log: LogBox(log), reader: reader)
+            let file = StoreFile(path: name, fileSystem: fileSystem, queue: queue, log: LogBox(log), reader: reader)
             return (file, log.recovery.truncatedBytes)
         }
     }
 
-    /// Appends `records` durably (one fsync) and returns their locations.
+    /// Appends `records` durably (one fsync) and returns their locations. A log poisoned by an earlier
+    /// failed fsync is reopened first (see `reopen`), so a transient disk error fails the appends made
+    /// while it lasts, not every later one.
     func append(_ records: [RecordPayload]) async throws(SyncError) -> [RecordLocation] {
-        try await queue.run { [log, path] () throws(SyncError) -> [RecordLocation] in
-            guard let file = log.log else { throw .storageFailure("the local store \(path) is closed") }
+        try await queue.run { [self] () throws(SyncError) -> [RecordLocation] in
+            guard var file = log.log else { throw .storageFailure("the local store \(path) is closed") }
             do throws(RecordLogError) {
+                if file.refusesAppends {
+                    file = try reopen(file)
+                    log.log = file
+                }
                 return try file.append(records)
             } catch {
                 throw SyncError(error, path: path)
             }
         }
+    }
+
+    /// Opens the file of the poisoned `old` log afresh (on `queue`), holding exactly what `old` held
+    /// durably: what survived of the append whose fsync failed is cut, durably. Throws when the file
+    /// cannot be opened or cut, or is shorter than `old` (durable records gone); `old` stays then, and the
+    /// next append tries again.
+    private func reopen(_ old: RecordLog) throws(RecordLogError) -> RecordLog {
+        let durable = old.byteCount
+        old.close()
+        let fresh = try RecordLog(path: path, fileSystem: fileSystem)
+        do throws(RecordLogError) {
+            if fresh.byteCount < durable { throw .corrupted(path: path, offset: fresh.byteCount) }
+            if fresh.byteCount > durable { try fresh.cut(to: durable) }
+        } catch {
+            fresh.close()
+            throw error
+        }
+        return fresh
     }
 
     /// Reads the records at `locations`, off the cooperative pool, each split after

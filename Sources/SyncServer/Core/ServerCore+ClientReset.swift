@@ -127,15 +127,23 @@ extension ServerCore {
     }
 
     /// The same when the gate is not held (a session ended): the record, if due, is written by a task
-    /// that takes the gate.
+    /// that takes the gate — tracked, so that `finishSeenRecords()` (from `SyncServer.stop()`) waits for it.
     func clientFileSeenLater(_ id: UInt64, in partition: Partition) {
         guard let tracking = clientFileTracking, let record = noteSeen(id, in: partition, tracking: tracking)
         else { return }
-        Task {
+        let number = nextSeenRecordWrite
+        nextSeenRecordWrite += 1
+        seenRecordWrites[number] = Task {
             await partition.acquire()
-            defer { release(partition) }
             await self.write(record, for: partition, tracking: tracking)
+            self.release(partition)
+            self.seenRecordWrites[number] = nil
         }
+    }
+
+    /// Waits until every "seen" record of an ended session is written (or failed and logged).
+    func finishSeenRecords() async {
+        while let (_, write) = seenRecordWrites.first { await write.value }
     }
 
     private func noteSeen(_ id: UInt64, in partition: Partition, tracking: ClientFileTracking) -> ClientFileRecord? {

@@ -29,6 +29,10 @@ actor ServerCore {
     let appendNotifications: AsyncStream<AppendNotification>?
     /// Per partition being caught up after a notification: the highest version announced so far.
     var catchUpTargets: [String: UInt64] = [:]
+    /// The "seen" records being written for sessions that ended (`clientFileSeenLater`), by number:
+    /// `stop()` waits for them, so what the server learnt is durable when it returns.
+    var seenRecordWrites: [Int: Task<Void, Never>] = [:]
+    var nextSeenRecordWrite = 0
 
     /// How long clients are told to wait after a storage failure.
     static let retryAfterStorageFailure: UInt32 = 1000
@@ -69,6 +73,12 @@ actor ServerCore {
                 unbind(sessionID, on: connection)
             case .ping(let id):
                 connection.handle.send(.pong(id: id))
+                // Its bound client files are seen: their durable "seen" record is refreshed when due (at
+                // most once per record interval), so it lags at most that much plus the ping interval
+                // even if the server crashes — not since the bind.
+                for session in connection.sessions.values {
+                    clientFileSeenLater(session.clientFileID, in: session.partition)
+                }
             case .mark(let sessionID, let id):
                 await markCaughtUp(sessionID, id: id, on: connection)
             }

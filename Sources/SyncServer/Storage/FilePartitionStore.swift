@@ -47,6 +47,8 @@ public final class FilePartitionStore: PartitionStore {
     private let clientLogs = Locked<[String: ClientFileLog]>([:])
     private let readQueue = BlockingQueue(label: "SyncServer.file-store.read", concurrent: true)
     private let logger: SyncLogger
+    /// The system calls of the partitions' logs and of directory creation.
+    private let fileSystem: any FileSystem
 
     /// The category of the store's log events.
     static let logCategory = "sync.server.storage"
@@ -57,18 +59,28 @@ public final class FilePartitionStore: PartitionStore {
     ///
     /// - Throws: `FilePartitionStoreError.cannotOpen` when the directory cannot be created or opened,
     ///   `.locked` when another store (in this or another process) has it open.
-    public init(
+    public convenience init(
         directory: String,
         logLevel: SyncLogLevel = .warn,
         logger: (@Sendable (SyncLogEvent) -> Void)? = nil
     ) throws(FilePartitionStoreError) {
+        try self.init(directory: directory, logLevel: logLevel, logger: logger, fileSystem: SystemFileSystem())
+    }
+
+    /// Opens a store as above, creating (and fsyncing) directories through `fileSystem` (tests inject
+    /// failures through it).
+    package init(
+        directory: String,
+        logLevel: SyncLogLevel,
+        logger: (@Sendable (SyncLogEvent) -> Void)?,
+        fileSystem: any FileSystem
+    ) throws(FilePartitionStoreError) {
         self.directory = directory
         self.logger = SyncLogger(level: logLevel, sink: logger)
-        // Like `mkdir -p`: every missing parent too.
-        var prefix = directory.hasPrefix("/") ? "" : "."
-        for component in directory.split(separator: "/") {
-            prefix += "/" + component
-            if mkdir(prefix, 0o755) != 0 && errno != EEXIST { throw .cannotOpen(path: prefix, errno: errno) }
+        self.fileSystem = fileSystem
+        // Like `mkdir -p`: every missing parent too, each fsynced into its parent.
+        if let (path, code) = DurableRename.createDirectories(directory, fileSystem: fileSystem) {
+            throw .cannotOpen(path: path, errno: code)
         }
         let lockPath = directory + "/LOCK"
         let descriptor = open(lockPath, O_CREAT | O_RDWR | O_CLOEXEC, 0o644)
@@ -127,7 +139,7 @@ public final class FilePartitionStore: PartitionStore {
         guard lockDescriptor.withLock({ $0 >= 0 }) else { throw FilePartitionStoreError.closed }
         if let file = files.withLock({ $0[partition] }) { return file.summaries }
         let path = path(of: partition)
-        let file = try await PartitionFile.open(path: path, partition: partition)
+        let file = try await PartitionFile.open(path: path, partition: partition, fileSystem: fileSystem)
         if file.recovery.truncatedBytes > 0 {
             logger.log(
                 .warn, Self.logCategory,

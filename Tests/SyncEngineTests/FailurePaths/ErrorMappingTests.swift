@@ -85,37 +85,71 @@ struct ErrorMappingTests {
     }
 
     @Test(
-        "a local fsync that fails mid-session is fatal: reported with the session, the session invalid, writes refused")
-    func localStorageFailure() async throws {
+        "a local write that fails mid-session (a failed fsync, a full disk) fails that write only: the session stays active and later writes sync",
+        arguments: ["fsync", "ENOSPC"])
+    func localStorageFailureIsTransient(fault: String) async throws {
         let fileSystem = ControlledFileSystem()
         let fixture = try await EngineFixture(fileSystem: fileSystem)
         defer { fixture.directory.remove() }
         let session = try await fixture.open()
         try await session.write(Data("durable".utf8))
         try await session.wait(for: .upload)
-        fileSystem.failNextSync(of: "p.synclog", with: EIO)
+        if fault == "fsync" {
+            fileSystem.failNextSync(of: "p.synclog", with: EIO)
+        } else {
+            fileSystem.failNextWrite(of: "p.synclog", with: ENOSPC)
+        }
         do {
             try await session.write(Data("lost to the disk".utf8))
-            Issue.record("the write whose fsync failed returned")
+            Issue.record("the write whose append failed returned")
         } catch {
-            guard case .storageFailure = error else {
+            guard case .storageFailure(let reason) = error else {
                 Issue.record("expected .storageFailure, got \(error)")
                 return
             }
+            #expect(reason.contains(fault == "fsync" ? "errno \(EIO)" : "errno \(ENOSPC)"), "\(reason)")
         }
-        try await eventually("invalid") { session.state.value == .invalid }
-        let reported = fixture.errors.values
-        #expect(reported.count == 1, "\(reported.map(\.error))")
-        guard case .storageFailure = reported.first?.error else {
-            Issue.record("expected .storageFailure on app.errors, got \(reported.map(\.error))")
+        #expect(session.state.value == .active)
+        try await session.write(Data("after".utf8))
+        try await session.wait(for: .upload)
+        #expect(session.state.value == .active)
+        #expect(fixture.errors.values.isEmpty, "\(fixture.errors.values.map(\.error))")
+        // The server got what was durable, and only that, in order, without a gap in client versions.
+        #expect(try await fixture.serverLog() == [Array("durable".utf8), Array("after".utf8)])
+        try await fixture.app.close()
+        // And the store holds exactly that after a reopen.
+        let reopened = makeApp(server: fixture.server.endpoint, directory: fixture.directory.url)
+        let again = try await reopened.login(.anonymous).openSession(partition: "p")
+        #expect(try await again.engine.localChangesetsForTests() == [Array("durable".utf8), Array("after".utf8)])
+        try await reopened.close()
+    }
+
+    @Test("a download whose fsync fails is reported and fetched again after a rebind; the session stays active")
+    func failedDownloadIsFetchedAgain() async throws {
+        let fileSystem = ControlledFileSystem()
+        let fixture = try await EngineFixture(fileSystem: fileSystem)
+        defer { fixture.directory.remove() }
+        let session = try await fixture.open()
+        try await session.wait(for: .download)
+        let writerDirectory = TemporaryDirectory()
+        defer { writerDirectory.remove() }
+        let writer = makeApp(server: fixture.server.endpoint, directory: writerDirectory.url)
+        fileSystem.failNextSync(of: "p.synclog", with: EIO)
+        let writing = try await writer.login(.anonymous).openSession(partition: "p")
+        try await writing.write(Data("from elsewhere".utf8))
+        try await writing.wait(for: .upload)
+        try await eventually("the failed download was reported") { !fixture.errors.values.isEmpty }
+        guard case .storageFailure = fixture.errors.values.first?.error else {
+            Issue.record("expected .storageFailure, got \(fixture.errors.values.map(\.error))")
             return
         }
-        #expect(reported.first?.error.isFatal == true)
-        #expect(reported.first?.session === session)
-        await #expect(throws: SyncError.sessionInvalid) { try await session.write(Data("later".utf8)) }
-        await #expect(throws: SyncError.sessionInvalid) { try await session.wait(for: .upload) }
-        // The server got what was durable, and only that.
-        #expect(try await fixture.serverLog() == [Array("durable".utf8)])
+        try await eventually("downloaded again after the rebind") {
+            fixture.timers.advance(by: .seconds(1))
+            return await session.engine.downloadedVersionForTests == 1
+        }
+        #expect(session.state.value == .active)
+        try await writer.close()
+        try await fixture.app.close()
     }
 
     @Test("two users logged in at once sync one partition over separate connections; one logging out leaves the other")

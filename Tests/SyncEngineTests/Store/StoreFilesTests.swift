@@ -144,14 +144,14 @@ struct StoreFilesTests {
     }
 }
 
-/// The offsets of the records of a record log file's bytes (format 2: an 8-byte file header, then records
-/// of a 13-byte header — marker, u32 LE length, checksums — and the payload).
+/// The offsets of the records of a record log file's bytes (format 3: a 16-byte file header, then records
+/// of a 22-byte header — marker, flags, u32 LE length, batch, checksums — and the payload).
 func recordOffsets(_ bytes: [UInt8]) -> [Int] {
     var offsets: [Int] = []
     var offset = RecordFormat.fileHeaderSize
     while offset + RecordFormat.recordHeaderSize <= bytes.count {
         offsets.append(offset)
-        let length = (1...4).reduce(0) { $0 | Int(bytes[offset + $1]) << (8 * ($1 - 1)) }
+        let length = (2...5).reduce(0) { $0 | Int(bytes[offset + $1]) << (8 * ($1 - 2)) }
         offset += RecordFormat.recordHeaderSize + length
     }
     return offsets

@@ -39,6 +39,7 @@ final class ControlledFileSystem: FileSystem {
         var names: [Int32: String] = [:]
         var syncs: [String: Int] = [:]
         var syncFailures: [String: [Int32]] = [:]
+        var writeFailures: [String: [Int32]] = [:]
         var gates: [(call: Call, name: String, gate: Gate)] = []
     }
 
@@ -51,6 +52,12 @@ final class ControlledFileSystem: FileSystem {
     /// The next fsync of the file called `name` fails with `code` (before reaching the disk).
     func failNextSync(of name: String, with code: Int32) {
         state.withLock { $0.syncFailures[name, default: []].append(code) }
+    }
+
+    /// The next write to the file called `name` fails with `code` (`ENOSPC`: the disk is full), writing
+    /// nothing.
+    func failNextWrite(of name: String, with code: Int32) {
+        state.withLock { $0.writeFailures[name, default: []].append(code) }
     }
 
     /// Holds the next `call` on the file called `name` until the returned gate is released.
@@ -87,7 +94,15 @@ final class ControlledFileSystem: FileSystem {
 
     func write(_ descriptor: Int32, _ buffer: UnsafeRawBufferPointer, at offset: Int64) -> Result<Int, FileSystemError>
     {
-        real.write(descriptor, buffer, at: offset)
+        let failure = state.withLock { state -> Int32? in
+            guard let name = state.names[descriptor], var failures = state.writeFailures[name], !failures.isEmpty
+            else { return nil }
+            let code = failures.removeFirst()
+            state.writeFailures[name] = failures
+            return code
+        }
+        if let failure { return .failure(FileSystemError(failure)) }
+        return real.write(descriptor, buffer, at: offset)
     }
 
     func sync(_ descriptor: Int32) -> FileSystemError? {

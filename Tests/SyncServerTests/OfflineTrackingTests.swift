@@ -1,0 +1,101 @@
+import Foundation
+import SyncStorage
+import SyncStreams
+import Testing
+
+@testable import SyncServer
+@testable import SyncWire
+
+/// An in-memory store (kept across server instances, like files across restarts) whose client-file record
+/// appends take many turns of the scheduler, and which refuses them once closed, as a closed file store
+/// does: a record nobody waits for is lost when the store closes first.
+private final class SlowRecordStore: PartitionStore {
+    struct Closed: Error {}
+    let inner = InMemoryPartitionStore()
+    let isClosed = Locked(false)
+    /// The client-file records appended, in order (the in-memory store keeps none).
+    let records = Locked<[ClientFileRecord]>([])
+
+    func summaries(of partition: String) async throws -> [StoredChangesetSummary] {
+        await inner.summaries(of: partition)
+    }
+    func summaries(of partition: String, after version: UInt64) async throws -> [StoredChangesetSummary] {
+        try await inner.summaries(of: partition, after: version)
+    }
+    func read(_ versions: ClosedRange<UInt64>, of partition: String) async throws -> [StoredChangeset] {
+        await inner.read(versions, of: partition)
+    }
+    func append(_ changesets: [StoredChangeset], to partition: String) async throws {
+        await inner.append(changesets, to: partition)
+    }
+    func clientFileRecords(of partition: String) async throws -> [ClientFileRecord] {
+        records.withLock { $0 }
+    }
+    func appendClientFileRecords(_ records: [ClientFileRecord], to partition: String) async throws {
+        for _ in 0..<1_000 { await Task.yield() }
+        if isClosed.withLock({ $0 }) { throw Closed() }
+        self.records.withLock { $0 += records }
+    }
+    func appendNotifications() -> AsyncStream<AppendNotification>? { nil }
+    func unload(_ partition: String) async { await inner.unload(partition) }
+}
+
+/// "Last seen" for the maximum offline time is durable and bounded-stale: what the server learns when a
+/// session ends is recorded before `stop()` returns, never left to a task nobody waits for.
+@Suite(.timeLimit(.minutes(1)))
+struct OfflineTrackingTests {
+    private let thirtyDays: Duration = .seconds(30 * 86_400)
+
+    @Test(
+        "a client file bound until the server stops is recorded as seen before stop() returns: after a restart it is not forgotten"
+    )
+    func seenUntilStopIsDurable() async throws {
+        let clock = TestClock()
+        let store = SlowRecordStore()
+        do {
+            let server = try await SyncServer.embedded(
+                configuration: .init(store: store, maximumOfflineTime: thirtyDays, clock: clock.read))
+            let client = try await TestClient.welcomed(to: server)
+            _ = try await client.bind(clientFileID: 1)
+            clock.advance(days: 20)  // bound all along: seen until the stop
+            await server.stop()
+            store.isClosed.withLock { $0 = true }  // what a server process does next
+        }
+        let records = store.records.withLock { $0 }
+        #expect(records.last == .seen(clientFileID: 1, at: clock.now), "\(records)")
+        store.isClosed.withLock { $0 = false }
+        clock.advance(days: 15)  // 35 days after the bind, 15 after it was last seen
+        let server = try await SyncServer.embedded(
+            configuration: .init(store: store, maximumOfflineTime: thirtyDays, clock: clock.read))
+        let client = try await TestClient.welcomed(to: server)
+        client.send(.bind(Bind(sessionID: 1, partition: "p", clientFileID: 1, downloadedVersion: 0)))
+        if case .error(let error) = try await client.next() { Issue.record("the bind was refused: \(error)") }
+        await server.stop()
+    }
+
+    @Test(
+        "a client file bound and pinging is recorded as seen at most a record interval late, without a bind, upload or stop"
+    )
+    func pingsKeepTheRecordFresh() async throws {
+        let clock = TestClock()
+        let store = SlowRecordStore()
+        let server = try await SyncServer.embedded(
+            configuration: .init(store: store, maximumOfflineTime: thirtyDays, clock: clock.read))
+        let client = try await TestClient.welcomed(to: server)
+        _ = try await client.bind(clientFileID: 1)
+        #expect(store.records.withLock { $0 } == [.seen(clientFileID: 1, at: clock.now)])
+        clock.advance(days: 20)
+        client.send(.ping(id: 7))
+        #expect(try await client.next() == .pong(id: 7))
+        let deadline = ContinuousClock.now + .seconds(20)
+        while store.records.withLock({ $0.last }) != .seen(clientFileID: 1, at: clock.now) {
+            guard ContinuousClock.now < deadline else {
+                Issue.record("no fresh record: \(store.records.withLock { $0 })")
+                break
+            }
+            await Task.yield()
+        }
+        // A crash now (no stop) would leave the client file seen 20 days after its bind, not at the bind.
+        await server.stop()
+    }
+}
