@@ -258,7 +258,9 @@ actor SessionEngine {
                     sessionID: bound.sessionID,
                     partition: partition,
                     clientFileID: store.clientFileID,
-                    downloadedVersion: store.downloadedVersion
+                    downloadedVersion: store.downloadedVersion,
+                    historyID: store.historyID,
+                    acknowledgedClientVersion: store.acknowledgedClientVersion
                 )
             )
         )
@@ -290,7 +292,7 @@ actor SessionEngine {
         guard channel?.sessionID == download.sessionID, controller.wantsSync, !isClosed else { return }
         let records: [Record]
         do {
-            records = try store.records(for: download.entries)
+            records = try store.records(for: download.entries, historyID: download.historyID)
         } catch {
             failedFatally(error)
             return

@@ -24,6 +24,9 @@ final class Partition {
     var subscribers: [SessionKey: BoundSession] = [:]
     /// The bytes of recently appended entries, so that sending them to bound sessions needs no read.
     private var recent = RecentChangesets(capacityBytes: 8 << 20)
+    /// The identity of the log (`PartitionStore.historyID(of:)`; 0 when the store keeps none), read with
+    /// the summaries.
+    var historyID: UInt64 = 0
     /// When its client files were last seen and which were forgotten (see `ServerCore+ClientReset`).
     var clientFiles = ClientFileRegistry()
 

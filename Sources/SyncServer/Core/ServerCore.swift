@@ -215,8 +215,8 @@ actor ServerCore {
             stored = changesets
         case .nothingFresh:
             return
-        case .skippedVersion(let message):
-            return failSession(session, on: connection, .badClientVersion, message)
+        case .skippedVersion(let message, let details):
+            return failSession(session, on: connection, .clientResetRequired, message, clientReset: details)
         case .failed(let message):
             return failSession(
                 session, on: connection, .internalError, message,
@@ -290,10 +290,13 @@ actor ServerCore {
         on connection: ConnectionState,
         _ code: ProtocolErrorCode,
         _ message: String,
-        retryAfterMilliseconds: UInt32? = nil
+        retryAfterMilliseconds: UInt32? = nil,
+        clientReset: ClientResetDetails? = nil
     ) {
         endSession(session, on: connection)
-        reject(session.sessionID, on: connection, code, message, retryAfterMilliseconds: retryAfterMilliseconds)
+        reject(
+            session.sessionID, on: connection, code, message, retryAfterMilliseconds: retryAfterMilliseconds,
+            clientReset: clientReset)
     }
 
     private func endSession(_ session: BoundSession, on connection: ConnectionState) {
@@ -360,7 +363,8 @@ actor ServerCore {
             )
         else {
             // Nothing to send but the first report.
-            let empty = Download(sessionID: session.sessionID, entries: [], remainingBytes: 0)
+            let empty = Download(
+                sessionID: session.sessionID, entries: [], remainingBytes: 0, historyID: firstHistoryID(of: session))
             return (empty, session.nextVersion)
         }
         var data: [UInt64: [UInt8]] = [:]
@@ -400,7 +404,16 @@ actor ServerCore {
             return .changeset(serverVersion: version, data: data[version] ?? [])
         }
         let remaining = partition.remainingBytes(after: run.upperBound, for: session.clientFileID)
-        return (Download(sessionID: session.sessionID, entries: entries, remainingBytes: remaining), run.upperBound + 1)
+        let download = Download(
+            sessionID: session.sessionID, entries: entries, remainingBytes: remaining,
+            historyID: firstHistoryID(of: session))
+        return (download, run.upperBound + 1)
+    }
+
+    /// The log's identity for the session's first download (the client stores it and binds with it from
+    /// then on); `nil` for the later ones.
+    private func firstHistoryID(of session: BoundSession) -> UInt64? {
+        session.hasSentFirstDownload ? nil : session.partition.historyID
     }
 
     /// A pump could not read from the store: the session is unbound and told to retry later.
@@ -444,8 +457,10 @@ actor ServerCore {
     func load(_ partition: Partition) async throws {
         guard !partition.isLoaded else { return }
         let summaries = try await store.summaries(of: partition.name)
+        let historyID = try await store.historyID(of: partition.name)
         let clientFiles = try await loadClientFiles(of: partition.name, summaries: summaries)
         try partition.restore(from: summaries)
+        partition.historyID = historyID
         adopt(clientFiles, in: partition)
     }
 }
