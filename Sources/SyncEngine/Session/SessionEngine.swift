@@ -107,6 +107,8 @@ actor SessionEngine {
     var isClosed = false
     /// Set while a client reset replaces the store: the session neither syncs nor takes writes meanwhile.
     var isResetting = false
+    /// The client reset in progress (see `SessionEngine+ClientReset`); `shutDown()` waits for it.
+    var resetTask: Task<Void, Never>?
     /// Writes waiting for a client reset to finish.
     var resetWaiters: [CheckedContinuation<Void, Never>] = []
     /// Bytes counted by stores a client reset replaced, so that progress counts keep growing across it.
@@ -427,6 +429,10 @@ actor SessionEngine {
         isClosed = true
         controller.handle(.shutDown)
         await reconcile()
+        // A client reset in progress stops at its next step (it checks `isClosed`): wait for it, so that
+        // nothing it does happens after the app closed.
+        if let reset = resetTask { await reset.value }
+        resetTask = nil
         if isFlushing || !pending.isEmpty { _ = try? await flushed() }
         let waiters = roomWaiters
         roomWaiters = []
