@@ -102,7 +102,7 @@ extension SessionEngine {
         uploadedBase = uploadedBase.addingClamped(old.uploadedBytes)
         downloadedBase = downloadedBase.addingClamped(old.downloadedBytes)
         store = replacement
-        feed.replaceStore(with: replacement.file)
+        feed.replaceStore(with: replacement.file, restart: details.reason == .historyLost)
         reportUploadProgress()
         controller.handle(.pendingUploads(store.hasUnacknowledged))
         await old.file.close()

@@ -59,6 +59,44 @@ struct HistoryTests {
     }
 
     @Test(
+        "a changesets subscriber across a historyLost reset receives the new log in full after the old one, none of it skipped (item 5)"
+    )
+    func feedAcrossAHistoryLostReset() async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let original = try await SyncServer.embedded()
+        try await write([9], to: original)
+        do {
+            let app = makeApp(server: original.endpoint, directory: directory.url)
+            let session = try await app.login(.anonymous).openSession(partition: "p")
+            for value: UInt8 in [1, 2] { try await session.write(payload(value)) }
+            try await session.wait(for: .upload)
+            try await session.wait(for: .download)
+            try await app.close()
+        }
+        let fresh = try await SyncServer.embedded()
+        try await write([21, 22, 23, 24, 25], to: fresh)
+        let recorder = ResetRecorder()
+        let fixture = try await EngineFixture(
+            server: fresh, faults: .init(refuse: true), directory: directory,
+            configure: { $0.clientResetHandler = recorder.handler })
+        let session = try await fixture.open()
+        let seen = Collected(session.changesets)  // subscribed before the reset: the old store's three
+        try await eventually("the old log replayed") { seen.values.count == 3 }
+        let token = recorder.watch(session)
+        defer { token.invalidate() }
+        fixture.transport.faults.refuse = false
+        session.reconnect()
+        try await eventually("reset") { recorder.events.count == 2 }
+        try await session.wait(for: .upload)
+        try await session.wait(for: .download)
+        let newLog = [21, 22, 23, 24, 25, 1, 2].map { Array(payload(UInt8($0))) }
+        try await eventually("the new log delivered") { seen.values.count >= 3 + newLog.count }
+        #expect(seen.bytes == [9, 1, 2].map { Array(payload(UInt8($0))) } + newLog)
+        #expect(seen.values.suffix(newLog.count).map(\.serverVersion) == Array(1...7))
+    }
+
+    @Test(
         "a server restored from an older copy of its log, grown past the client again: historyLost reset (not badClientVersion), lost changesets uploaded again"
     )
     func restoredFromAnOlderCopy() async throws {
