@@ -12,6 +12,7 @@ final class ProgressChannel: Sendable {
         var progress = IndefiniteProgress()
         /// The last report queued.
         var lastQueued: SyncProgress?
+        var isFinished = false
     }
 
     private let state = Locked(State())
@@ -27,8 +28,15 @@ final class ProgressChannel: Sendable {
 
     /// Records new counts and queues the resulting report; unless another thread is already sending,
     /// delivers it (and any report queued meanwhile) before returning.
+    /// Ends every stream of this direction after the reports queued before (see `ProgressNotifier.finish()`).
+    func finish() {
+        state.withLock { $0.isFinished = true }
+        publisher.finish()
+    }
+
     func update(transferred: Int, transferrable: Int) {
         let queued = state.withLock { state in
+            guard !state.isFinished else { return false }
             let report = state.progress.update(transferred: transferred, transferrable: transferrable)
             guard report != state.lastQueued else { return false }
             state.lastQueued = report

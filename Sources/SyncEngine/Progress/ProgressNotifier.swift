@@ -75,6 +75,16 @@ public final class ProgressNotifier: Sendable {
         }
     }
 
+    /// Ends every stream of the notifier, in both directions: each subscriber receives the reports of the
+    /// updates applied before, then `.finished` (a `.forCurrentlyOutstandingWork` subscription finishes
+    /// without a complete value if its work was not done); later updates are ignored, and a later
+    /// registration finishes at once. `current(_:)` keeps the last report. A session calls it when it shuts
+    /// down (`SyncApp.close()`, `SyncUser.logOut()`), so `for await` over its progress ends. Idempotent.
+    public func finish() {
+        upload.finish()
+        download.finish()
+    }
+
     /// The latest `.reportIndefinitely` progress for `direction`, or nil before its first update.
     ///
     /// ```

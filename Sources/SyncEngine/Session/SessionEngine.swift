@@ -439,6 +439,11 @@ actor SessionEngine {
         for waiter in waiters { waiter.resume() }
         resumeBindingWaiters(with: nil)
         feed.finish()
+        // Every other stream of the session ends too, after what was published before.
+        connectionStateChanged(.disconnected)
+        connectionStatePublisher.finish()
+        controller.finishStateStream()
+        notifier.finish()
         let resets = clientResetSubject
         callbackExecutor.execute { resets.send(completion: .finished) }
         await store.file.close()
