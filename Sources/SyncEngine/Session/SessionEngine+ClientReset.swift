@@ -99,6 +99,20 @@ extension SessionEngine {
             // open; nothing is announced.
             return await replacement.file.close()
         }
+        // Upload waiters: changesets up to `lastIntegrated` are in the log; those above it are the new store's
+        // client versions 1, 2, … when recovered, and gone when discarded.
+        for (ticket, waiter) in uploadWaiters {
+            if waiter.target <= lastIntegrated {
+                endUploadWaiter(ticket, with: nil)
+            } else if clientReset.mode == .recoverUnsyncedChanges {
+                uploadWaiters[ticket]?.target = waiter.target - lastIntegrated
+            } else {
+                endUploadWaiter(
+                    ticket,
+                    with: .clientResetRequired(
+                        "a client reset discarded changesets written before the wait (\(details.reason))"))
+            }
+        }
         uploadedBase = uploadedBase.addingClamped(old.uploadedBytes)
         downloadedBase = downloadedBase.addingClamped(old.downloadedBytes)
         store = replacement

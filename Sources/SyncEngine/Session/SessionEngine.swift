@@ -60,12 +60,18 @@ actor SessionEngine {
     /// The live binding, while bound, and a number that changes with every binding.
     private var channel: BoundChannel?
     private var binding: UInt64 = 0
+    /// Who waits for uploads (`waitForUploads`), by ticket: the client version (of the current store) that
+    /// must be acknowledged.
+    var uploadWaiters: [UInt64: (target: UInt64, continuation: CheckedContinuation<SyncError?, Never>)] = [:]
     /// Who waits for a binding (`waitForDownloads`), by ticket.
     private var bindingWaiters: [UInt64: CheckedContinuation<BoundChannel?, Never>] = [:]
     private var nextTicket: UInt64 = 0
     /// How many rounds `waitForDownloads` calls have made (a round: wait for a binding, ask for a mark).
     /// Each round suspends until something happens, so this counts events, never a spin (tests check it).
     private(set) var downloadWaitRounds = 0
+
+    /// Client versions up to this one are acknowledged, durably (tests check what an upload wait waited for).
+    var acknowledgedClientVersionForTests: UInt64 { store.acknowledgedClientVersion }
 
     /// The store's client file id (tests check that a deleted store comes back with a new one).
     var clientFileIDForTests: UInt64 { store.clientFileID }
@@ -214,6 +220,45 @@ actor SessionEngine {
         }
     }
 
+    /// Returns once every changeset written before the call (every durable local changeset) is
+    /// acknowledged — counted by client version, so a zero-byte changeset counts too. Across a client reset
+    /// that recovers them, it waits for their new client versions; one that discards them throws
+    /// `.clientResetRequired`.
+    ///
+    /// - Throws: `.appClosed` after shut-down, `.sessionInvalid` after a fatal error, `.cancelled` when the
+    ///   task is cancelled, `.clientResetRequired` when a reset discarded them.
+    func waitForUploads() async throws(SyncError) {
+        if isClosed { throw .appClosed }
+        let target = UInt64(store.local.count)
+        guard store.acknowledgedClientVersion < target else { return }
+        nextTicket += 1
+        let ticket = nextTicket
+        let failure: SyncError? = await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<SyncError?, Never>) in
+                if Task.isCancelled {
+                    continuation.resume(returning: .cancelled)
+                } else {
+                    uploadWaiters[ticket] = (target, continuation)
+                }
+            }
+        } onCancel: {
+            Task { await self.endUploadWaiter(ticket, with: .cancelled) }
+        }
+        if let failure { throw failure }
+    }
+
+    /// Ends one upload waiter with `outcome` (`nil`: done).
+    func endUploadWaiter(_ ticket: UInt64, with outcome: SyncError?) {
+        uploadWaiters.removeValue(forKey: ticket)?.continuation.resume(returning: outcome)
+    }
+
+    /// Ends every upload waiter whose changesets are acknowledged (or all, with `failure`).
+    func resumeUploadWaiters(failing failure: SyncError? = nil) {
+        for (ticket, waiter) in uploadWaiters where failure != nil || waiter.target <= store.acknowledgedClientVersion {
+            endUploadWaiter(ticket, with: failure)
+        }
+    }
+
     /// The live binding, waiting for one while the session wants to sync; `nil` when it does not (or the
     /// task is cancelled).
     private func nextBinding() async -> BoundChannel? {
@@ -324,6 +369,7 @@ actor SessionEngine {
             Task { [connection] in await connection.unregister(id) }
         }
         reportError(error)
+        resumeUploadWaiters(failing: .sessionInvalid)
         controller.handle(.fatalError)
         connectionStateChanged(.disconnected)
         resumeBindingWaiters(with: nil)
@@ -438,6 +484,7 @@ actor SessionEngine {
         roomWaiters = []
         for waiter in waiters { waiter.resume() }
         resumeBindingWaiters(with: nil)
+        resumeUploadWaiters(failing: .appClosed)
         feed.finish()
         // Every other stream of the session ends too, after what was published before.
         connectionStateChanged(.disconnected)
@@ -536,6 +583,7 @@ actor SessionEngine {
                 .download, transferred: downloaded, transferrable: downloaded.addingClamped(Int(clamping: remaining)))
         }
         reportUploadProgress()
+        resumeUploadWaiters()
         controller.handle(.pendingUploads(store.hasUnacknowledged))
         if channel != nil { Task { await self.sendUploads() } }
     }
