@@ -28,6 +28,14 @@ final class ProgressChannel: Sendable {
 
     /// Records new counts and queues the resulting report; unless another thread is already sending,
     /// delivers it (and any report queued meanwhile) before returning.
+    /// Makes `held` the base of the estimates until the first complete point, if nothing was reported yet.
+    func start(from held: Int) {
+        state.withLock { state in
+            guard state.progress.latest == nil else { return }
+            state.progress = IndefiniteProgress(base: held)
+        }
+    }
+
     /// Ends every stream of this direction after the reports queued before (see `ProgressNotifier.finish()`).
     func finish() {
         state.withLock { $0.isFinished = true }

@@ -75,6 +75,14 @@ public final class ProgressNotifier: Sendable {
         }
     }
 
+    /// Before the first update of `direction`: its estimates count from `held` transferred bytes (until the
+    /// first complete point), as if it had been complete there. A session starts both directions from what
+    /// its store held at launch, so a long-lived store's first estimate after a launch measures the work
+    /// since then, not ~0.999. Internal: a public notifier starts from 0 (see `ProgressMode`).
+    func start(_ direction: ProgressDirection, from held: Int) {
+        channel(direction).start(from: held)
+    }
+
     /// Ends every stream of the notifier, in both directions: each subscriber receives the reports of the
     /// updates applied before, then `.finished` (a `.forCurrentlyOutstandingWork` subscription finishes
     /// without a complete value if its work was not done); later updates are ignored, and a later

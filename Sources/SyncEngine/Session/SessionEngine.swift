@@ -153,6 +153,9 @@ actor SessionEngine {
         connectionStatePublisher = OrderedPublisher(.disconnected, executor: callbackExecutor)
         feed = ChangesetFeed(file: store.file, reportError: reportError)
         feed.publish(synced)
+        // What the store holds was complete when it was last synced: estimates count from there.
+        notifier.start(.upload, from: store.uploadedBytes)
+        notifier.start(.download, from: store.downloadedBytes)
         notifier.update(.upload, transferred: store.uploadedBytes, transferrable: store.uploadableBytes)
         controller.handle(.pendingUploads(store.hasUnacknowledged))
     }
