@@ -36,6 +36,18 @@ final class ProgressChannel: Sendable {
         }
     }
 
+    /// The latest report is stale (the session's binding ended): registrations made from now on wait for
+    /// the next report instead of capturing this one; `current` keeps it.
+    func markStale() {
+        let queued = state.withLock { state in
+            guard !state.isFinished, state.lastQueued != nil else { return false }
+            state.lastQueued = nil
+            publisher.enqueue(nil)
+            return true
+        }
+        if queued { publisher.drain() }
+    }
+
     /// Ends every stream of this direction after the reports queued before (see `ProgressNotifier.finish()`).
     func finish() {
         state.withLock { $0.isFinished = true }

@@ -328,6 +328,10 @@ actor SessionEngine {
     }
 
     func dropBinding() {
+        if channel != nil {
+            // The server's next binding reports afresh: registrations meanwhile wait for that report.
+            notifier.markStale(.download)
+        }
         channel = nil
         inFlightBytes = 0
     }
