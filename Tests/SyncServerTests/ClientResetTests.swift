@@ -196,6 +196,25 @@ struct ClientResetTests {
     }
 
     @Test(
+        "a re-upload of an integrated client version with other bytes (a copied client file) gets clientResetRequired after the last matching version; an identical one is still dropped"
+    )
+    func divergedReupload() async throws {
+        let server = try await SyncServer.embedded()
+        try await visit(server, clientFileID: 1, uploading: 2)  // versions 1, 2: bytes(1), bytes(2)
+        let copy = try await TestClient.welcomed(to: server)
+        _ = try await copy.bind(clientFileID: 1, downloadedVersion: 2)
+        copy.upload(from: 2, [bytes(2)])  // the same bytes: a re-upload, dropped
+        try await copy.expectNothingPending()
+        copy.upload(from: 2, [bytes(9), bytes(10)])  // version 2 written again, differently
+        let error = try await copy.nextError()
+        #expect(error.code == .clientResetRequired)
+        #expect(
+            error.clientReset
+                == ClientResetDetails(reason: .historyLost, serverVersion: 2, lastIntegratedClientVersion: 1))
+        #expect(try await server.changesets(in: "p").map(\.data) == [bytes(1), bytes(2)])
+    }
+
+    @Test(
         "an upload past what the log holds of its client file (the server lost those versions) gets clientResetRequired (historyLost) with the last integrated version, not badClientVersion"
     )
     func uploadPastTheLogIsAReset() async throws {

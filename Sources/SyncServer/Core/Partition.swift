@@ -91,6 +91,16 @@ final class Partition {
         }
     }
 
+    /// The server version of `clientFileID`'s changeset `clientVersion` (client versions are 1, 2, 3, … along
+    /// the log), or `nil` when the log does not hold it (or forgot the client file).
+    func serverVersion(of clientFileID: UInt64, clientVersion: UInt64) -> UInt64? {
+        guard clientVersion >= 1, let own = ownBytes[clientFileID], clientVersion <= UInt64(own.versions.count) else {
+            return nil
+        }
+        let version = own.versions[Int(clientVersion - 1)]
+        return entry(version).clientVersion == clientVersion ? version : nil
+    }
+
     /// The owner of `clientFileID`, claiming it for `owner` if nobody has; `nil` when another owns it.
     func claim(_ clientFileID: UInt64, for owner: String) -> Bool {
         if let existing = owners[clientFileID] { return existing == owner }

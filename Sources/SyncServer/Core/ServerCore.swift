@@ -209,6 +209,10 @@ actor ServerCore {
         await partition.acquire()
         defer { release(partition) }
         guard session.isBound else { return }
+        if let diverged = await divergedReupload(upload.changesets, of: session) {
+            return failSession(
+                session, on: connection, .clientResetRequired, diverged.message, clientReset: diverged.details)
+        }
         let stored: [StoredChangeset]
         switch await storeUpload(upload.changesets, of: session, owner: connection.owner) {
         case .stored(let changesets):
@@ -228,6 +232,45 @@ actor ServerCore {
                 + "file \(session.clientFileID)")
         for subscriber in partition.subscribers.values { startPump(subscriber) }
         await clientFileSeen(session.clientFileID, in: partition)
+    }
+
+    /// A re-upload (client versions the log holds for the session's client file) whose bytes differ from
+    /// the integrated ones: the client file was copied (a second device) or restored from a backup, and its
+    /// new writes reuse version numbers. Dropping them as duplicates would lose them silently; the client
+    /// must be reset (`historyLost`), recovering its changesets after the last one that matches. `nil` when
+    /// every re-uploaded changeset matches (or the store cannot be read: the dedupe then stands).
+    private func divergedReupload(
+        _ changesets: [UploadChangeset], of session: BoundSession
+    ) async -> (message: String, details: ClientResetDetails)? {
+        let partition = session.partition
+        let held = changesets.compactMap { changeset in
+            partition.serverVersion(of: session.clientFileID, clientVersion: changeset.clientVersion)
+                .map { (changeset, $0) }
+        }
+        guard let first = held.first?.1, let last = held.last?.1 else { return nil }
+        var stored: [UInt64: [UInt8]] = [:]
+        for (_, version) in held { if let data = partition.cachedData(of: version) { stored[version] = data } }
+        if held.contains(where: { stored[$0.1] == nil }) {
+            partition.readers += 1
+            defer {
+                partition.readers -= 1
+                noteIfIdle(partition)
+            }
+            guard let read = try? await store.read(first...last, of: partition.name) else { return nil }
+            for changeset in read { stored[changeset.serverVersion] = changeset.data }
+        }
+        let diverged = held.first { changeset, version in
+            guard let data = stored[version] else { return false }
+            return data != changeset.data
+        }
+        guard let (changeset, _) = diverged else { return nil }
+        return (
+            "client version \(changeset.clientVersion) of client file \(session.clientFileID) was uploaded again with "
+                + "other bytes (the client file was copied or restored from a backup): the client must be reset",
+            ClientResetDetails(
+                reason: .historyLost, serverVersion: partition.latestVersion,
+                lastIntegratedClientVersion: changeset.clientVersion - 1)
+        )
     }
 
     private func unbind(_ sessionID: UInt32, on connection: ConnectionState) {

@@ -168,3 +168,53 @@ struct HistoryTests {
         #expect(Collected(session.changesets).bytes == expected)
     }
 }
+
+/// A client store copied to a second device (or restored from a backup) writes new changesets under
+/// client versions the server already integrated from the original (issue 21, item 2).
+@Suite("Copied client store", .timeLimit(.minutes(1)))
+struct CopiedStoreTests {
+    @Test(
+        "the copy's new writes, under client versions the original used, are not taken as re-uploads: the copy is reset and they reach the server"
+    )
+    func copiedStoreIsReset() async throws {
+        let original = TemporaryDirectory()
+        let copy = TemporaryDirectory()
+        defer {
+            original.remove()
+            copy.remove()
+        }
+        let server = try await SyncServer.embedded()
+        do {
+            let app = makeApp(server: server.endpoint, directory: original.url)
+            let session = try await app.login(.anonymous).openSession(partition: "p")
+            try await session.write(payload(1))
+            try await session.wait(for: .upload)
+            try await app.close()
+        }
+        try FileManager.default.removeItem(at: copy.url)
+        try FileManager.default.copyItem(at: original.url, to: copy.url)
+        do {
+            let app = makeApp(server: server.endpoint, directory: original.url)
+            let session = try await app.login(.anonymous).openSession(partition: "p")
+            try await session.write(payload(2))  // client version 2 of the client file
+            try await session.wait(for: .upload)
+            try await app.close()
+        }
+        // The copy writes its own client version 2 while offline, then connects.
+        let fixture = try await EngineFixture(server: server, faults: .init(refuse: true), directory: copy)
+        let session = try await fixture.open()
+        try await session.write(payload(22))
+        try await eventually("the reconnect scheduled") {
+            fixture.timers.nextDueTime == fixture.timers.now + .seconds(1)
+        }
+        fixture.transport.faults.refuse = false
+        fixture.timers.advance(by: .seconds(1))
+        let expected = [1, 2, 22].map { Array(payload(UInt8($0))) }
+        try await eventually("the copy's write reached the server") {
+            (try? await server.changesets(in: "p").map(\.data)) == expected
+        }
+        try await session.wait(for: .download)
+        #expect(Collected(session.changesets).bytes == expected)
+        #expect(session.state.value == .active)
+    }
+}
