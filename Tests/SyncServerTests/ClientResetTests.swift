@@ -148,6 +148,90 @@ struct ClientResetTests {
                 == ClientResetDetails(reason: .historyLost, serverVersion: 4, lastIntegratedClientVersion: 3))
     }
 
+    @Test(
+        "a bind's first download carries the log's history id, later ones none; a bind from another history, or with acknowledgements the log lacks, gets historyLost"
+    )
+    func historyID() async throws {
+        let store = InMemoryPartitionStore()
+        let server = try await SyncServer.embedded(configuration: .init(store: store))
+        let id = try await (store as any PartitionStore).historyID(of: "p")
+        #expect(id != 0)
+        let client = try await TestClient.welcomed(to: server)
+        client.send(.bind(Bind(sessionID: 1, partition: "p", clientFileID: 1, downloadedVersion: 0)))
+        #expect(try await client.nextDownload().historyID == id)
+        client.upload(from: 1, [bytes(1), bytes(2)])
+        let later = try await client.nextDownload()
+        #expect(later.entries.count == 2)
+        #expect(later.historyID == nil)
+        // The same history (or none known) binds.
+        let again = try await TestClient.welcomed(to: server)
+        again.send(
+            .bind(
+                Bind(
+                    sessionID: 1, partition: "p", clientFileID: 1, downloadedVersion: 2, historyID: id,
+                    acknowledgedClientVersion: 2)))
+        #expect(try await again.nextDownload() == Download(sessionID: 1, entries: [], remainingBytes: 0, historyID: id))
+        let unknown = try await TestClient.welcomed(to: server)
+        unknown.send(.bind(Bind(sessionID: 1, partition: "p", clientFileID: 2, downloadedVersion: 2)))
+        #expect(try await unknown.nextDownload().historyID == id)
+        // Another history.
+        let other = try await TestClient.welcomed(to: server)
+        other.send(
+            .bind(Bind(sessionID: 1, partition: "p", clientFileID: 3, downloadedVersion: 1, historyID: id &+ 1)))
+        let refused = try await other.nextError()
+        #expect(refused.code == .clientResetRequired)
+        #expect(
+            refused.clientReset
+                == ClientResetDetails(reason: .historyLost, serverVersion: 2, lastIntegratedClientVersion: 0))
+        // Acknowledgements the log lacks: client file 1 holds only versions 1 and 2.
+        let restored = try await TestClient.welcomed(to: server)
+        restored.send(
+            .bind(
+                Bind(
+                    sessionID: 1, partition: "p", clientFileID: 1, downloadedVersion: 2, historyID: id,
+                    acknowledgedClientVersion: 3)))
+        #expect(
+            try await restored.nextError().clientReset
+                == ClientResetDetails(reason: .historyLost, serverVersion: 2, lastIntegratedClientVersion: 2))
+    }
+
+    @Test(
+        "a re-upload of an integrated client version with other bytes (a copied client file) gets clientResetRequired after the last matching version; an identical one is still dropped"
+    )
+    func divergedReupload() async throws {
+        let server = try await SyncServer.embedded()
+        try await visit(server, clientFileID: 1, uploading: 2)  // versions 1, 2: bytes(1), bytes(2)
+        let copy = try await TestClient.welcomed(to: server)
+        _ = try await copy.bind(clientFileID: 1, downloadedVersion: 2)
+        copy.upload(from: 2, [bytes(2)])  // the same bytes: a re-upload, dropped
+        try await copy.expectNothingPending()
+        copy.upload(from: 2, [bytes(9), bytes(10)])  // version 2 written again, differently
+        let error = try await copy.nextError()
+        #expect(error.code == .clientResetRequired)
+        #expect(
+            error.clientReset
+                == ClientResetDetails(reason: .historyLost, serverVersion: 2, lastIntegratedClientVersion: 1))
+        #expect(try await server.changesets(in: "p").map(\.data) == [bytes(1), bytes(2)])
+    }
+
+    @Test(
+        "an upload past what the log holds of its client file (the server lost those versions) gets clientResetRequired (historyLost) with the last integrated version, not badClientVersion"
+    )
+    func uploadPastTheLogIsAReset() async throws {
+        let server = try await SyncServer.embedded()
+        try await visit(server, clientFileID: 1, uploading: 2)
+        try await visit(server, clientFileID: 2, uploading: 3)  // the log: 5 versions, client file 1 up to 2
+        let client = try await TestClient.welcomed(to: server)
+        _ = try await client.bind(clientFileID: 1, downloadedVersion: 5)
+        client.upload(from: 5, [bytes(5)])  // versions 3 and 4 were integrated by a server that lost them
+        let error = try await client.nextError()
+        #expect(error.code == .clientResetRequired)
+        #expect(error.sessionID == 1)
+        #expect(
+            error.clientReset
+                == ClientResetDetails(reason: .historyLost, serverVersion: 5, lastIntegratedClientVersion: 2))
+        #expect(try await server.changesets(in: "p").count == 5)
+    }
     @Test("without a maximum offline time nothing is recorded or forgotten")
     func withoutAMaximum() async throws {
         let clock = TestClock()

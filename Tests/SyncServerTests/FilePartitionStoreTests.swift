@@ -35,6 +35,37 @@ import Testing
         await store.close()
     }
 
+    @Test(
+        "each partition's log has a history id, kept across reopening; an emptied directory gives the partition another"
+    )
+    func historyID() async throws {
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let first: UInt64
+        let other: UInt64
+        do {
+            let store = try FilePartitionStore(directory: directory)
+            first = try await store.historyID(of: "p")
+            other = try await store.historyID(of: "q")
+            #expect(first != 0)
+            #expect(other != first)
+            #expect(try await store.historyID(of: "p") == first)
+            try await store.append([changeset(1)], to: "p")
+            await store.close()
+        }
+        do {
+            let store = try FilePartitionStore(directory: directory)
+            #expect(try await store.historyID(of: "p") == first)
+            #expect(try await store.historyID(of: "q") == other)
+            await store.close()
+        }
+        try FileManager.default.removeItem(atPath: directory)
+        let store = try FilePartitionStore(directory: directory)
+        let again = try await store.historyID(of: "p")
+        #expect(again != 0)
+        #expect(again != first)
+        await store.close()
+    }
+
     @Test("a directory whose parents are missing is created with them")
     func createsParents() async throws {
         defer { try? FileManager.default.removeItem(atPath: directory) }

@@ -7,7 +7,10 @@ enum Samples {
         .hello(Hello(protocolVersion: 0, credential: .apiKey(""))),
         .hello(Hello(protocolVersion: .max, credential: .apiKey("key-🔑-ключ"))),
         .bind(Bind(sessionID: 0, partition: "", clientFileID: 0, downloadedVersion: 0)),
-        .bind(Bind(sessionID: .max, partition: "tâches/日本語\u{0}", clientFileID: .max, downloadedVersion: .max)),
+        .bind(
+            Bind(
+                sessionID: .max, partition: "tâches/日本語\u{0}", clientFileID: .max, downloadedVersion: .max,
+                historyID: .max, acknowledgedClientVersion: .max)),
         .upload(Upload(sessionID: 1, changesets: [])),
         .upload(
             Upload(
@@ -30,6 +33,8 @@ enum Samples {
             .welcome(protocolVersion: 1),
             .welcome(protocolVersion: .max),
             .download(Download(sessionID: 0, entries: [], remainingBytes: 0)),
+            .download(Download(sessionID: 1, entries: [], remainingBytes: 0, historyID: 0)),
+            .download(Download(sessionID: 2, entries: [], remainingBytes: 7, historyID: .max)),
             .download(
                 Download(
                     sessionID: .max,

@@ -24,6 +24,10 @@ final class OrderedPublisher<Value: Sendable>: Sendable {
         var spare: [Value] = []
         var isSending = false
         var current: Value
+        /// `finish()` was called: later values are not queued; the completion follows the queued ones.
+        var isFinishing = false
+        /// The completion was sent (or is being sent).
+        var isFinished = false
     }
 
     /// The subject subscribers see; only the sender sends into it.
@@ -43,9 +47,18 @@ final class OrderedPublisher<Value: Sendable>: Sendable {
     /// Queues `value` behind the values queued before it.
     func enqueue(_ value: Value) {
         queue.withLock { queue in
+            guard !queue.isFinishing else { return }
             queue.pending.append(value)
             queue.current = value
         }
+    }
+
+    /// Ends the stream: subscribers receive the values queued before, then the completion (on the executor,
+    /// when there is one); values queued later are dropped, and a later subscriber receives only the
+    /// completion. Idempotent.
+    func finish() {
+        queue.withLock { $0.isFinishing = true }
+        drain()
     }
 
     /// Delivers every queued value in order (on the executor, when there is one), unless another drain
@@ -61,7 +74,9 @@ final class OrderedPublisher<Value: Sendable>: Sendable {
     private func send() {
         var batch: [Value] = []
         let becameSender = queue.withLock { queue in
-            guard !queue.isSending, !queue.pending.isEmpty else { return false }
+            guard !queue.isSending, !queue.pending.isEmpty || (queue.isFinishing && !queue.isFinished) else {
+                return false
+            }
             queue.isSending = true
             swap(&batch, &queue.spare)
             swap(&batch, &queue.pending)
@@ -71,15 +86,18 @@ final class OrderedPublisher<Value: Sendable>: Sendable {
         while true {
             for value in batch { subject.send(value) }
             batch.removeAll(keepingCapacity: true)
-            let isDone = queue.withLock { queue in
+            let (isDone, completes) = queue.withLock { queue in
                 if queue.pending.isEmpty {
                     queue.isSending = false
                     swap(&batch, &queue.spare)
-                    return true
+                    let completes = queue.isFinishing && !queue.isFinished
+                    if completes { queue.isFinished = true }
+                    return (true, completes)
                 }
                 swap(&batch, &queue.pending)
-                return false
+                return (false, false)
             }
+            if completes { subject.send(completion: .finished) }
             if isDone { return }
         }
     }

@@ -18,6 +18,10 @@ struct IndefiniteProgress: Sendable, Hashable {
 
     init() {}
 
+    /// Progress whose first estimates count from `base` transferred bytes, as if it had been complete there
+    /// (a session's store at launch: what it held was complete when it was last synced).
+    init(base: Int) { self.base = max(base, 0) }
+
     /// Records new cumulative counts and returns the resulting report.
     ///
     /// Sanitizes the input: a negative count becomes 0, and a transferrable count below the transferred one

@@ -21,7 +21,7 @@ struct OutstandingWorkProgressStream: SyncStream {
         onCompletion: @escaping @Sendable (StreamCompletion<Never>) -> Void
     ) -> SubscriptionToken {
         let inner = Inner(onValue: onValue, onCompletion: onCompletion)
-        inner.attach(reports.subscribe { inner.receive($0) })
+        inner.attach(reports.subscribe(onValue: { inner.receive($0) }, onCompletion: { _ in inner.finish() }))
         // Weak: while attached, `inner` is kept alive by the subject's subscriber (whose callback captures
         // it), and nothing else. So detaching, at completion or invalidation, releases `inner` and with it
         // the callbacks, even while the user keeps this token.
@@ -76,6 +76,13 @@ struct OutstandingWorkProgressStream: SyncStream {
                 // Detach last: invalidating from inside the subject's own callback does not wait.
                 detach()
             }
+        }
+
+        /// The reports ended (the notifier finished): the subscription finishes, without a complete value if
+        /// the work was not done.
+        func finish() {
+            if isAttached { onCompletion(.finished) }
+            detach()
         }
 
         /// Whether the subscription has not ended yet.

@@ -12,6 +12,7 @@ final class ProgressChannel: Sendable {
         var progress = IndefiniteProgress()
         /// The last report queued.
         var lastQueued: SyncProgress?
+        var isFinished = false
     }
 
     private let state = Locked(State())
@@ -27,8 +28,35 @@ final class ProgressChannel: Sendable {
 
     /// Records new counts and queues the resulting report; unless another thread is already sending,
     /// delivers it (and any report queued meanwhile) before returning.
+    /// Makes `held` the base of the estimates until the first complete point, if nothing was reported yet.
+    func start(from held: Int) {
+        state.withLock { state in
+            guard state.progress.latest == nil else { return }
+            state.progress = IndefiniteProgress(base: held)
+        }
+    }
+
+    /// The latest report is stale (the session's binding ended): registrations made from now on wait for
+    /// the next report instead of capturing this one; `current` keeps it.
+    func markStale() {
+        let queued = state.withLock { state in
+            guard !state.isFinished, state.lastQueued != nil else { return false }
+            state.lastQueued = nil
+            publisher.enqueue(nil)
+            return true
+        }
+        if queued { publisher.drain() }
+    }
+
+    /// Ends every stream of this direction after the reports queued before (see `ProgressNotifier.finish()`).
+    func finish() {
+        state.withLock { $0.isFinished = true }
+        publisher.finish()
+    }
+
     func update(transferred: Int, transferrable: Int) {
         let queued = state.withLock { state in
+            guard !state.isFinished else { return false }
             let report = state.progress.update(transferred: transferred, transferrable: transferrable)
             guard report != state.lastQueued else { return false }
             state.lastQueued = report

@@ -49,8 +49,9 @@ public final class ProgressNotifier: Sendable {
     ///
     /// Each subscription delivers the current snapshot at once, during `subscribe`, when one is known
     /// (nothing otherwise, until the first update), then a value for each change, delivered during
-    /// `update`. `.reportIndefinitely` never finishes; `.forCurrentlyOutstandingWork` finishes right after
-    /// its complete value, which comes during `subscribe` when nothing is outstanding. See `ProgressMode`
+    /// `update`. `.reportIndefinitely` finishes only with the notifier (`finish()`);
+    /// `.forCurrentlyOutstandingWork` finishes right after its complete value, which comes during
+    /// `subscribe` when nothing is outstanding. See `ProgressMode`
     /// for the values. Invalidating the token stops delivery (no callback starts after `invalidate()`
     /// returns) and releases the callbacks.
     ///
@@ -64,15 +65,49 @@ public final class ProgressNotifier: Sendable {
         switch mode {
         case .reportIndefinitely:
             // A direct closure rather than `compactMap`: the only work per value is skipping the nil that
-            // stands for "nothing known yet". The subject never completes, so neither does this stream.
+            // stands for "nothing known yet" (or "stale"). The stream finishes when the notifier does.
+            // A stale marker (nil, see `markStale`) may separate two identical reports: each subscription
+            // drops a report equal to the one it delivered last.
             return AnySyncStream { onValue, onCompletion in
-                reports.subscribe(
-                    onValue: { report in if let report { onValue(report) } },
+                let last = LastReport()
+                return reports.subscribe(
+                    onValue: { report in
+                        guard let report, report != last.value else { return }
+                        last.value = report
+                        onValue(report)
+                    },
                     onCompletion: onCompletion)
             }
         case .forCurrentlyOutstandingWork:
             return AnySyncStream(OutstandingWorkProgressStream(reports: reports))
         }
+    }
+
+    /// Before the first update of `direction`: its estimates count from `held` transferred bytes (until the
+    /// first complete point), as if it had been complete there. A session starts both directions from what
+    /// its store held at launch, so a long-lived store's first estimate after a launch measures the work
+    /// since then, not ~0.999. Internal: a public notifier starts from 0 (see `ProgressMode`).
+    func start(_ direction: ProgressDirection, from held: Int) {
+        channel(direction).start(from: held)
+    }
+
+    /// The latest report of `direction` is stale (a session's binding ended, and the server's next report
+    /// may say anything): a registration made from now on captures the next report, not this one (a
+    /// `.forCurrentlyOutstandingWork` one made offline never completes from what was true before). Existing
+    /// subscribers see nothing of it, and not the next report either when it is the same. `current(_:)` keeps
+    /// the latest report. Internal: a session calls it when its binding ends.
+    func markStale(_ direction: ProgressDirection) {
+        channel(direction).markStale()
+    }
+
+    /// Ends every stream of the notifier, in both directions: each subscriber receives the reports of the
+    /// updates applied before, then `.finished` (a `.forCurrentlyOutstandingWork` subscription finishes
+    /// without a complete value if its work was not done); later updates are ignored, and a later
+    /// registration finishes at once. `current(_:)` keeps the last report. A session calls it when it shuts
+    /// down (`SyncApp.close()`, `SyncUser.logOut()`), so `for await` over its progress ends. Idempotent.
+    public func finish() {
+        upload.finish()
+        download.finish()
     }
 
     /// The latest `.reportIndefinitely` progress for `direction`, or nil before its first update.
@@ -92,4 +127,11 @@ public final class ProgressNotifier: Sendable {
         case .download: download
         }
     }
+}
+
+/// The report a `.reportIndefinitely` subscription delivered last.
+private final class LastReport: @unchecked Sendable {
+    // @unchecked Sendable: only touched inside one subscription's callbacks, which the subject serializes
+    // and orders with its lock.
+    var value: SyncProgress?
 }

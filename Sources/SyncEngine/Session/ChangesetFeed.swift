@@ -12,16 +12,22 @@ import SyncStreams
 /// changeset of memory, and a subscriber that reads slowly holds back nobody else (its executor conflates
 /// ticks while it is busy).
 ///
-/// A client reset replaces the store (`replaceStore(with:)`): the index starts again, empty, on the new
-/// file, and each subscriber carries on from the count it reached — so after a reset of a client whose
-/// server kept its log, a subscriber receives exactly the changesets that follow what it had (the new
-/// store downloads the same log again), and the recovered changesets when the server integrates them.
+/// Each subscriber's cursor is the server version it delivered last, in the log's current history.
+/// A client reset replaces the store (`replaceStore(with:restart:)`): the index starts again, empty, on
+/// the new file. After a reset whose server kept its log (`clientExpired`), each subscriber carries on
+/// after the server version it reached — it receives exactly the changesets that follow what it had (the
+/// new store downloads the same log again), and the recovered changesets when the server integrates them.
+/// After a reset because the server lost history (`historyLost`, `restart`), the server's log is another
+/// one whose versions mean other changesets: each subscriber receives the new log from its first version,
+/// none of it skipped.
 final class ChangesetFeed: Sendable {
     private struct State: Sendable {
         var entries: [SyncedEntry] = []
         var file: StoreFile
         /// Changes with each store replacement: a read that failed on a replaced file is tried again.
         var generation = 0
+        /// Changes with each replacement by another history of the log: cursors start again from version 0.
+        var history = 0
     }
 
     private let state: Locked<State>
@@ -40,13 +46,15 @@ final class ChangesetFeed: Sendable {
         tick.send(tick.value + 1)
     }
 
-    /// Starts the index again, empty, on `file` (a client reset replaced the store). Called from the
-    /// session's actor.
-    func replaceStore(with file: StoreFile) {
+    /// Starts the index again, empty, on `file` (a client reset replaced the store); with `restart` (the
+    /// server's log is another history), every subscriber starts again from the new log's first version.
+    /// Called from the session's actor.
+    func replaceStore(with file: StoreFile, restart: Bool) {
         state.withLock { state in
             state.entries = []
             state.file = file
             state.generation += 1
+            if restart { state.history += 1 }
         }
         tick.send(tick.value + 1)
     }
@@ -66,15 +74,21 @@ final class ChangesetFeed: Sendable {
                     // what is synced meanwhile comes with the next tick, a new job on the executor, so the
                     // other work there (progress, connection states) is not held back by a download that
                     // keeps pace with this subscriber.
-                    let end = state.withLock { $0.entries.count }
-                    while cursor.delivered < end, !cursor.isCancelled {
-                        let next = cursor.delivered
-                        guard
-                            let (entry, file, generation) = state.withLock({ state in
-                                state.entries.indices.contains(next)
-                                    ? (state.entries[next], state.file, state.generation) : nil
-                            })
-                        else { return }
+                    let end = state.withLock { $0.entries.last?.serverVersion ?? 0 }
+                    while !cursor.isCancelled {
+                        let delivered = cursor.delivered
+                        let history = cursor.history
+                        let found = state.withLock { state -> (SyncedEntry, StoreFile, Int, Int)? in
+                            // Another history: everything of the new log is new to this subscriber.
+                            let after = state.history == history ? delivered : 0
+                            guard after < end, let next = state.entries.firstIndex(after: after) else { return nil }
+                            return (state.entries[next], state.file, state.generation, state.history)
+                        }
+                        guard let (entry, file, generation, current) = found else { return }
+                        if current != history {
+                            cursor.history = current
+                            cursor.delivered = 0
+                        }
                         let data: [UInt8]
                         do {
                             let record = try Record(decoding: try file.readBlocking(entry.location))
@@ -91,7 +105,7 @@ final class ChangesetFeed: Sendable {
                                     ?? .storeCorrupted(path: file.path, offset: entry.location.offset))
                             return
                         }
-                        cursor.delivered = next + 1
+                        cursor.delivered = entry.serverVersion
                         onValue(Changeset(data: Data(data), serverVersion: entry.serverVersion))
                     }
                 },
@@ -108,10 +122,26 @@ final class ChangesetFeed: Sendable {
     private final class Cursor: @unchecked Sendable {
         // @unchecked Sendable: `delivered` is only read and written inside one subscription's callbacks,
         // which the stream contract serializes; `stopped` is behind a lock.
-        var delivered = 0
+        /// The server version delivered last (0: none), in the history `history`.
+        var delivered: UInt64 = 0
+        var history = 0
         private let stopped = Locked(false)
 
         var isCancelled: Bool { stopped.withLock { $0 } }
         func stop() { stopped.withLock { $0 = true } }
+    }
+}
+
+extension [SyncedEntry] {
+    /// The index of the first entry with a server version above `version` (entries are in server-version
+    /// order), or `nil` when there is none.
+    fileprivate func firstIndex(after version: UInt64) -> Int? {
+        var low = 0
+        var high = count
+        while low < high {
+            let middle = (low + high) / 2
+            if self[middle].serverVersion <= version { low = middle + 1 } else { high = middle }
+        }
+        return low < count ? low : nil
     }
 }

@@ -29,6 +29,9 @@ final class SessionController: Sendable {
     /// callback executor.
     var stateStream: StateStream<SessionState> { publisher.stateStream }
 
+    /// Ends the state stream after the states published before (the session shut down for good).
+    func finishStateStream() { publisher.finish() }
+
     /// The state as of the last event.
     var state: SessionState { machine.withLock { $0.state } }
 

@@ -16,7 +16,9 @@ import SyncWire
 extension SessionEngine {
     /// The server asked for a client reset (the connection forgot the registration). In `.manual` mode,
     /// or without the server's details (a server older than protocol version 2), the session fails with
-    /// `error`; otherwise the reset starts, without keeping the connection's actor waiting.
+    /// `error`; otherwise the reset starts, without keeping the connection's actor waiting, as the session's
+    /// `resetTask`: `shutDown()` waits for it, so a reset never outlives its session (nothing is renamed
+    /// over the store and nothing reaches the handler once `app.close()`, `logOut()` or `remove()` returned).
     func clientResetRequired(_ error: SyncError, details: ClientResetDetails?) {
         guard clientReset.mode != .manual, let details, !isClosed, !isResetting else {
             return failedFatally(error)
@@ -26,7 +28,7 @@ extension SessionEngine {
         isResetting = true
         connectionStateChanged(.disconnected)
         logger.log(.warn, LogCategory.session, "\(partition): client reset (\(details.reason)): \(error)")
-        Task { await self.reset(details) }
+        resetTask = Task { await self.reset(details) }
     }
 
     /// The path of a reset's new store while it is being written, beside the store at `path`.
@@ -53,6 +55,7 @@ extension SessionEngine {
         } catch {
             return failedFatally(error)
         }
+        guard !isClosed else { return }
         var unsynced: [UnsyncedChange] = []
         for (offset, payload) in payloads.enumerated() {
             let clientVersion = lastIntegrated + 1 + UInt64(offset)
@@ -77,7 +80,13 @@ extension SessionEngine {
         do {
             replacement = try await build(report, at: temporary, finalPath: path)
         } catch {
-            return failedFatally(error)
+            return isClosed ? () : failedFatally(error)
+        }
+        guard !isClosed else {
+            // Shut down meanwhile: the old store stays (the server asks for the reset again next time).
+            await replacement.file.close()
+            await BlockingQueue.engine.run { _ = unlink(temporary) }
+            return
         }
         let renamed: Int32? = await BlockingQueue.engine.run { DurableRename.rename(temporary, over: path) }
         if let code = renamed {
@@ -86,13 +95,28 @@ extension SessionEngine {
             return failedFatally(.storageFailure("cannot rename \(temporary) over \(path) (errno \(code))"))
         }
         guard !isClosed else {
-            // Shut down meanwhile (it closed the old store): the new one is in place for the next open.
+            // Shut down during the rename (it waits for this task): the new one is in place for the next
+            // open; nothing is announced.
             return await replacement.file.close()
+        }
+        // Upload waiters: changesets up to `lastIntegrated` are in the log; those above it are the new store's
+        // client versions 1, 2, … when recovered, and gone when discarded.
+        for (ticket, waiter) in uploadWaiters {
+            if waiter.target <= lastIntegrated {
+                endUploadWaiter(ticket, with: nil)
+            } else if clientReset.mode == .recoverUnsyncedChanges {
+                uploadWaiters[ticket]?.target = waiter.target - lastIntegrated
+            } else {
+                endUploadWaiter(
+                    ticket,
+                    with: .clientResetRequired(
+                        "a client reset discarded changesets written before the wait (\(details.reason))"))
+            }
         }
         uploadedBase = uploadedBase.addingClamped(old.uploadedBytes)
         downloadedBase = downloadedBase.addingClamped(old.downloadedBytes)
         store = replacement
-        feed.replaceStore(with: replacement.file)
+        feed.replaceStore(with: replacement.file, restart: details.reason == .historyLost)
         reportUploadProgress()
         controller.handle(.pendingUploads(store.hasUnacknowledged))
         await old.file.close()
@@ -102,6 +126,7 @@ extension SessionEngine {
                 + "\(unsynced.count) unsynced changesets "
                 + (clientReset.mode == .recoverUnsyncedChanges ? "to upload again" : "dropped"))
         isResetting = false
+        guard !isClosed else { return }
         await announce(.didReset(report))
         await reconcile()
     }

@@ -60,12 +60,18 @@ actor SessionEngine {
     /// The live binding, while bound, and a number that changes with every binding.
     private var channel: BoundChannel?
     private var binding: UInt64 = 0
+    /// Who waits for uploads (`waitForUploads`), by ticket: the client version (of the current store) that
+    /// must be acknowledged.
+    var uploadWaiters: [UInt64: (target: UInt64, continuation: CheckedContinuation<SyncError?, Never>)] = [:]
     /// Who waits for a binding (`waitForDownloads`), by ticket.
     private var bindingWaiters: [UInt64: CheckedContinuation<BoundChannel?, Never>] = [:]
     private var nextTicket: UInt64 = 0
     /// How many rounds `waitForDownloads` calls have made (a round: wait for a binding, ask for a mark).
     /// Each round suspends until something happens, so this counts events, never a spin (tests check it).
     private(set) var downloadWaitRounds = 0
+
+    /// Client versions up to this one are acknowledged, durably (tests check what an upload wait waited for).
+    var acknowledgedClientVersionForTests: UInt64 { store.acknowledgedClientVersion }
 
     /// The store's client file id (tests check that a deleted store comes back with a new one).
     var clientFileIDForTests: UInt64 { store.clientFileID }
@@ -114,6 +120,8 @@ actor SessionEngine {
     var isClosed = false
     /// Set while a client reset replaces the store: the session neither syncs nor takes writes meanwhile.
     var isResetting = false
+    /// The client reset in progress (see `SessionEngine+ClientReset`); `shutDown()` waits for it.
+    var resetTask: Task<Void, Never>?
     /// Writes waiting for a client reset to finish.
     var resetWaiters: [CheckedContinuation<Void, Never>] = []
     /// Bytes counted by stores a client reset replaced, so that progress counts keep growing across it.
@@ -152,6 +160,9 @@ actor SessionEngine {
         connectionStatePublisher = OrderedPublisher(.disconnected, executor: callbackExecutor)
         feed = ChangesetFeed(file: store.file, reportError: reportError)
         feed.publish(synced)
+        // What the store holds was complete when it was last synced: estimates count from there.
+        notifier.start(.upload, from: store.uploadedBytes)
+        notifier.start(.download, from: store.downloadedBytes)
         notifier.update(.upload, transferred: store.uploadedBytes, transferrable: store.uploadableBytes)
         controller.handle(.pendingUploads(store.hasUnacknowledged))
     }
@@ -219,6 +230,45 @@ actor SessionEngine {
         }
     }
 
+    /// Returns once every changeset written before the call (every durable local changeset) is
+    /// acknowledged — counted by client version, so a zero-byte changeset counts too. Across a client reset
+    /// that recovers them, it waits for their new client versions; one that discards them throws
+    /// `.clientResetRequired`.
+    ///
+    /// - Throws: `.appClosed` after shut-down, `.sessionInvalid` after a fatal error, `.cancelled` when the
+    ///   task is cancelled, `.clientResetRequired` when a reset discarded them.
+    func waitForUploads() async throws(SyncError) {
+        if isClosed { throw .appClosed }
+        let target = UInt64(store.local.count)
+        guard store.acknowledgedClientVersion < target else { return }
+        nextTicket += 1
+        let ticket = nextTicket
+        let failure: SyncError? = await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<SyncError?, Never>) in
+                if Task.isCancelled {
+                    continuation.resume(returning: .cancelled)
+                } else {
+                    uploadWaiters[ticket] = (target, continuation)
+                }
+            }
+        } onCancel: {
+            Task { await self.endUploadWaiter(ticket, with: .cancelled) }
+        }
+        if let failure { throw failure }
+    }
+
+    /// Ends one upload waiter with `outcome` (`nil`: done).
+    func endUploadWaiter(_ ticket: UInt64, with outcome: SyncError?) {
+        uploadWaiters.removeValue(forKey: ticket)?.continuation.resume(returning: outcome)
+    }
+
+    /// Ends every upload waiter whose changesets are acknowledged (or all, with `failure`).
+    func resumeUploadWaiters(failing failure: SyncError? = nil) {
+        for (ticket, waiter) in uploadWaiters where failure != nil || waiter.target <= store.acknowledgedClientVersion {
+            endUploadWaiter(ticket, with: failure)
+        }
+    }
+
     /// The live binding, waiting for one while the session wants to sync; `nil` when it does not (or the
     /// task is cancelled).
     private func nextBinding() async -> BoundChannel? {
@@ -265,7 +315,9 @@ actor SessionEngine {
                     sessionID: bound.sessionID,
                     partition: partition,
                     clientFileID: store.clientFileID,
-                    downloadedVersion: store.downloadedVersion
+                    downloadedVersion: store.downloadedVersion,
+                    historyID: store.historyID,
+                    acknowledgedClientVersion: store.acknowledgedClientVersion
                 )
             )
         )
@@ -283,6 +335,10 @@ actor SessionEngine {
     }
 
     func dropBinding() {
+        if channel != nil {
+            // The server's next binding reports afresh: registrations meanwhile wait for that report.
+            notifier.markStale(.download)
+        }
         channel = nil
         inFlightBytes = 0
     }
@@ -297,7 +353,7 @@ actor SessionEngine {
         guard channel?.sessionID == download.sessionID, controller.wantsSync, !isClosed else { return }
         let records: [Record]
         do {
-            records = try store.records(for: download.entries)
+            records = try store.records(for: download.entries, historyID: download.historyID)
         } catch {
             failedFatally(error)
             return
@@ -327,6 +383,7 @@ actor SessionEngine {
             Task { [connection] in await connection.unregister(id) }
         }
         reportError(error)
+        resumeUploadWaiters(failing: .sessionInvalid)
         controller.handle(.fatalError)
         connectionStateChanged(.disconnected)
         resumeBindingWaiters(with: nil)
@@ -434,12 +491,22 @@ actor SessionEngine {
         isClosed = true
         controller.handle(.shutDown)
         await reconcile()
+        // A client reset in progress stops at its next step (it checks `isClosed`): wait for it, so that
+        // nothing it does happens after the app closed.
+        if let reset = resetTask { await reset.value }
+        resetTask = nil
         if isFlushing || !pending.isEmpty { _ = try? await flushed() }
         let waiters = roomWaiters
         roomWaiters = []
         for waiter in waiters { waiter.resume() }
         resumeBindingWaiters(with: nil)
+        resumeUploadWaiters(failing: .appClosed)
         feed.finish()
+        // Every other stream of the session ends too, after what was published before.
+        connectionStateChanged(.disconnected)
+        connectionStatePublisher.finish()
+        controller.finishStateStream()
+        notifier.finish()
         let resets = clientResetSubject
         callbackExecutor.execute { resets.send(completion: .finished) }
         await store.file.close()
@@ -559,6 +626,7 @@ actor SessionEngine {
                 .download, transferred: downloaded, transferrable: downloaded.addingClamped(Int(clamping: remaining)))
         }
         reportUploadProgress()
+        resumeUploadWaiters()
         controller.handle(.pendingUploads(store.hasUnacknowledged))
         if channel != nil { Task { await self.sendUploads() } }
     }

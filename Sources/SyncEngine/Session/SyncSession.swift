@@ -124,7 +124,9 @@ public final class SyncSession: Sendable, Hashable, CustomStringConvertible {
     // MARK: Waiting
 
     /// Returns once everything outstanding in `direction` when called is transferred: for `.upload`, every
-    /// write that returned before the call is acknowledged by the server; for `.download`, everything the
+    /// write that returned before the call is acknowledged by the server (counted by changeset, so a
+    /// zero-byte one counts; a client reset that discards them makes the wait throw
+    /// `.clientResetRequired`); for `.download`, everything the
     /// server had when the call was made is downloaded and stored. A download wait first waits for a
     /// connection, then makes a round trip to the server (so changes other clients uploaded before the call
     /// are counted), then waits for the download progress to complete.
@@ -138,10 +140,8 @@ public final class SyncSession: Sendable, Hashable, CustomStringConvertible {
             let engine = engine
             try await waitWhileSyncing { () throws(SyncError) in try await engine.waitForDownloads() }
         case .upload:
-            let uploaded = engine.notifier.progress(for: .upload, mode: .forCurrentlyOutstandingWork)
-            try await waitWhileSyncing {
-                for await _ in uploaded.values {}
-            }
+            let engine = engine
+            try await waitWhileSyncing { () throws(SyncError) in try await engine.waitForUploads() }
         }
     }
 

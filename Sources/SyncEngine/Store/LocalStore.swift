@@ -43,12 +43,18 @@ final class LocalStore {
         reservedClientVersion = UInt64(index.local.count)
         reservedDownloadedVersion = index.downloadedVersion
         reservedAcknowledgedClientVersion = index.acknowledgedClientVersion
+        reservedHistoryID = index.historyID
     }
 
     /// Every durable local changeset, in client-version order (client version n is at index n − 1).
     var local: [LocalEntry] { index.local }
     /// Client versions up to this one are acknowledged.
     var acknowledgedClientVersion: UInt64 { index.acknowledgedClientVersion }
+    /// The identity of the server's log the store's versions come from (`Download.historyID`), once durable;
+    /// 0 before the first download told it.
+    var historyID: UInt64 { index.historyID ?? 0 }
+    /// The history id held or on its way to the file.
+    private var reservedHistoryID: UInt64?
     /// The highest server version held (downloaded or acknowledged) in the file.
     var downloadedVersion: UInt64 { index.downloadedVersion }
     /// Bytes of local changesets, all and acknowledged.
@@ -129,10 +135,26 @@ final class LocalStore {
     /// way (sent again after a reconnect) are skipped; the others must continue that version without a
     /// gap, and acknowledge this client's changesets in order, only ones it wrote.
     ///
-    /// - Throws: `.protocolViolation(…, isFatal: true)` for a gap in server versions, or an acknowledgement
-    ///   of a client version that is not the next one written and unacknowledged.
-    func records(for entries: [DownloadEntry]) throws(SyncError) -> [Record] {
+    /// A download's `historyID` (the first of a bind carries it) becomes a `.history` record when the store
+    /// holds none yet (a server that keeps no identity sends 0, which is not recorded).
+    ///
+    /// - Throws: `.protocolViolation(…, isFatal: true)` for a gap in server versions, an acknowledgement
+    ///   of a client version that is not the next one written and unacknowledged, or a history id other
+    ///   than the one held (the server must refuse such a bind with `clientResetRequired`).
+    func records(for entries: [DownloadEntry], historyID: UInt64? = nil) throws(SyncError) -> [Record] {
         var records: [Record] = []
+        if let historyID, historyID != 0 {
+            if let held = reservedHistoryID {
+                guard held == historyID else {
+                    throw .protocolViolation(
+                        "the server's log has history id \(historyID), the local copy comes from \(held)",
+                        isFatal: true)
+                }
+            } else {
+                reservedHistoryID = historyID
+                records.append(.history(id: historyID))
+            }
+        }
         var expected = reservedDownloadedVersion + 1
         var nextAcknowledged = reservedAcknowledgedClientVersion + 1
         for entry in entries where entry.serverVersion >= expected {
@@ -181,6 +203,7 @@ struct SyncedEntry: Sendable, Hashable {
 struct Index: Sendable {
     var clientFileID: UInt64?
     var local: [LocalStore.LocalEntry]
+    var historyID: UInt64?
     var acknowledgedClientVersion: UInt64 = 0
     var downloadedVersion: UInt64 = 0
     var uploadableBytes = 0
@@ -191,6 +214,9 @@ struct Index: Sendable {
     mutating func apply(_ record: Record, at location: RecordLocation) -> SyncedEntry? {
         switch record {
         case .header:
+            return nil
+        case .history(let id):
+            historyID = id
             return nil
         case .local(_, let data):
             local.append(LocalStore.LocalEntry(location: location, byteCount: data.count, serverVersion: nil))
@@ -259,6 +285,8 @@ enum Record: Equatable, Sendable {
     case local(clientVersion: UInt64, data: [UInt8])
     case acknowledged(serverVersion: UInt64, clientVersion: UInt64)
     case downloaded(serverVersion: UInt64, data: [UInt8])
+    /// The identity of the server's log the store's server versions come from (`Download.historyID`).
+    case history(id: UInt64)
 
     func encoded() -> [UInt8] {
         var writer = ByteWriter()
@@ -278,6 +306,9 @@ enum Record: Equatable, Sendable {
             writer.write(UInt8(4))
             writer.write(serverVersion)
             writer.writeBytes(data)
+        case .history(let id):
+            writer.write(UInt8(5))
+            writer.write(id)
         }
         return writer.bytes
     }
@@ -289,6 +320,7 @@ enum Record: Equatable, Sendable {
         case 2: self = .local(clientVersion: try reader.readUInt64(), data: try reader.readBytes())
         case 3: self = .acknowledged(serverVersion: try reader.readUInt64(), clientVersion: try reader.readUInt64())
         case 4: self = .downloaded(serverVersion: try reader.readUInt64(), data: try reader.readBytes())
+        case 5: self = .history(id: try reader.readUInt64())
         case let tag: throw .unknownTag("local store record", tag)
         }
         try reader.expectEnd()
@@ -302,7 +334,7 @@ enum Record: Equatable, Sendable {
     /// changeset's bytes as the body (shared, not copied); otherwise the whole encoding as the prefix.
     var payload: RecordPayload {
         switch self {
-        case .header, .acknowledged:
+        case .header, .acknowledged, .history:
             return RecordPayload(prefix: encoded(), body: [])
         case .local(let version, let data), .downloaded(let version, let data):
             var writer = ByteWriter()
@@ -341,7 +373,7 @@ enum Record: Equatable, Sendable {
     var changesetData: [UInt8]? {
         switch self {
         case .local(_, let data), .downloaded(_, let data): data
-        case .header, .acknowledged: nil
+        case .header, .acknowledged, .history: nil
         }
     }
 }

@@ -24,6 +24,9 @@ final class Partition {
     var subscribers: [SessionKey: BoundSession] = [:]
     /// The bytes of recently appended entries, so that sending them to bound sessions needs no read.
     private var recent = RecentChangesets(capacityBytes: 8 << 20)
+    /// The identity of the log (`PartitionStore.historyID(of:)`; 0 when the store keeps none), read with
+    /// the summaries.
+    var historyID: UInt64 = 0
     /// When its client files were last seen and which were forgotten (see `ServerCore+ClientReset`).
     var clientFiles = ClientFileRegistry()
 
@@ -86,6 +89,16 @@ final class Partition {
             lastClientVersion[entry.clientFileID] = max(lastClientVersion[entry.clientFileID] ?? 0, entry.clientVersion)
             if owners[entry.clientFileID] == nil { owners[entry.clientFileID] = entry.owner }
         }
+    }
+
+    /// The server version of `clientFileID`'s changeset `clientVersion` (client versions are 1, 2, 3, … along
+    /// the log), or `nil` when the log does not hold it (or forgot the client file).
+    func serverVersion(of clientFileID: UInt64, clientVersion: UInt64) -> UInt64? {
+        guard clientVersion >= 1, let own = ownBytes[clientFileID], clientVersion <= UInt64(own.versions.count) else {
+            return nil
+        }
+        let version = own.versions[Int(clientVersion - 1)]
+        return entry(version).clientVersion == clientVersion ? version : nil
     }
 
     /// The owner of `clientFileID`, claiming it for `owner` if nobody has; `nil` when another owns it.

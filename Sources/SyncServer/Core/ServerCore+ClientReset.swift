@@ -41,8 +41,9 @@ extension ServerCore {
     }
 
     /// Why `bind` must be refused with `clientResetRequired`, if it must: the client holds versions beyond
-    /// the log (`.historyLost`), or its client file was forgotten, now or before, after it was offline too
-    /// long (`.clientExpired`). Call while holding the partition's gate, once it is loaded.
+    /// the log, versions of another history of it (another `historyID`), or acknowledgements of client
+    /// versions the log lacks (`.historyLost`); or its client file was forgotten, now or before, after it was
+    /// offline too long (`.clientExpired`). Call while holding the partition's gate, once it is loaded.
     func clientResetRefusal(
         for bind: Bind, in partition: Partition
     ) async -> (
@@ -58,14 +59,48 @@ extension ServerCore {
                     lastIntegratedClientVersion: lastIntegratedClientVersion(of: id, in: partition))
             )
         }
-        guard let tracking = clientFileTracking else { return nil }
+        if let refusal = historyRefusal(for: bind, in: partition) { return refusal }
+        guard let tracking = clientFileTracking else { return acknowledgementRefusal(for: bind, in: partition) }
         await expireOfflineClientFiles(in: partition, binding: id, tracking: tracking)
-        guard let version = partition.clientFiles.expired[id] else { return nil }
+        guard let version = partition.clientFiles.expired[id] else {
+            return acknowledgementRefusal(for: bind, in: partition)
+        }
         return (
             "client file \(id) of \(partition.name) was offline longer than \(tracking.maximumText) and "
                 + "the server forgot it: the client must be reset",
             ClientResetDetails(
                 reason: .clientExpired, serverVersion: partition.latestVersion, lastIntegratedClientVersion: version)
+        )
+    }
+
+    /// `historyLost` when the client's versions come from another history of the log: the bind names a
+    /// history id (`Bind.historyID`) and the log has another one (the store lost or replaced it).
+    private func historyRefusal(
+        for bind: Bind, in partition: Partition
+    ) -> (message: String, details: ClientResetDetails)? {
+        guard bind.historyID != 0, partition.historyID != 0, bind.historyID != partition.historyID else { return nil }
+        return (
+            "the client's copy of \(partition.name) comes from another history of its log (the server's log was lost "
+                + "or replaced): the client must be reset",
+            ClientResetDetails(
+                reason: .historyLost, serverVersion: partition.latestVersion,
+                lastIntegratedClientVersion: lastIntegratedClientVersion(of: bind.clientFileID, in: partition))
+        )
+    }
+
+    /// `historyLost` when the client saw client versions acknowledged that the log does not hold (a store
+    /// restored from an older copy of the same history): without the reset it would never upload them again.
+    private func acknowledgementRefusal(
+        for bind: Bind, in partition: Partition
+    ) -> (message: String, details: ClientResetDetails)? {
+        let integrated = partition.lastClientVersion[bind.clientFileID] ?? 0
+        guard bind.acknowledgedClientVersion > integrated else { return nil }
+        return (
+            "client file \(bind.clientFileID) saw client version \(bind.acknowledgedClientVersion) of \(partition.name) "
+                + "acknowledged, but the server's log holds it only up to \(integrated) (the server lost history): "
+                + "the client must be reset",
+            ClientResetDetails(
+                reason: .historyLost, serverVersion: partition.latestVersion, lastIntegratedClientVersion: integrated)
         )
     }
 

@@ -28,8 +28,10 @@ extension ServerCore {
         case stored([StoredChangeset])
         /// Every changeset was integrated before (a re-upload); nothing was stored.
         case nothingFresh
-        /// The upload skips client versions: a `.badClientVersion` with this message.
-        case skippedVersion(String)
+        /// The upload starts past the client file's last integrated version: the server lost versions the
+        /// client saw acknowledged (its history regressed), a `.clientResetRequired` with this message and
+        /// these details (`historyLost`).
+        case skippedVersion(String, ClientResetDetails)
         /// The store failed: an `.internalError` with this message.
         case failed(String)
     }
@@ -60,7 +62,10 @@ extension ServerCore {
                 }
                 return .skippedVersion(
                     "client version \(first.clientVersion) of client file \(session.clientFileID) follows "
-                        + "\(integrated): a client's versions must not skip")
+                        + "\(integrated): the server lost versions the client saw acknowledged; the client must be reset",
+                    ClientResetDetails(
+                        reason: .historyLost, serverVersion: partition.latestVersion,
+                        lastIntegratedClientVersion: integrated))
             }
             let firstVersion = partition.nextServerVersion
             let stored = fresh.enumerated().map { offset, changeset in

@@ -222,14 +222,18 @@ actor ServerCore {
         await partition.acquire()
         defer { release(partition) }
         guard session.isBound else { return }
+        if let diverged = await divergedReupload(upload.changesets, of: session) {
+            return failSession(
+                session, on: connection, .clientResetRequired, diverged.message, clientReset: diverged.details)
+        }
         let stored: [StoredChangeset]
         switch await storeUpload(upload.changesets, of: session, owner: connection.owner) {
         case .stored(let changesets):
             stored = changesets
         case .nothingFresh:
             return
-        case .skippedVersion(let message):
-            return failSession(session, on: connection, .badClientVersion, message)
+        case .skippedVersion(let message, let details):
+            return failSession(session, on: connection, .clientResetRequired, message, clientReset: details)
         case .failed(let message):
             return failSession(
                 session, on: connection, .internalError, message,
@@ -241,6 +245,45 @@ actor ServerCore {
                 + "file \(session.clientFileID)")
         for subscriber in partition.subscribers.values { startPump(subscriber) }
         await clientFileSeen(session.clientFileID, in: partition)
+    }
+
+    /// A re-upload (client versions the log holds for the session's client file) whose bytes differ from
+    /// the integrated ones: the client file was copied (a second device) or restored from a backup, and its
+    /// new writes reuse version numbers. Dropping them as duplicates would lose them silently; the client
+    /// must be reset (`historyLost`), recovering its changesets after the last one that matches. `nil` when
+    /// every re-uploaded changeset matches (or the store cannot be read: the dedupe then stands).
+    private func divergedReupload(
+        _ changesets: [UploadChangeset], of session: BoundSession
+    ) async -> (message: String, details: ClientResetDetails)? {
+        let partition = session.partition
+        let held = changesets.compactMap { changeset in
+            partition.serverVersion(of: session.clientFileID, clientVersion: changeset.clientVersion)
+                .map { (changeset, $0) }
+        }
+        guard let first = held.first?.1, let last = held.last?.1 else { return nil }
+        var stored: [UInt64: [UInt8]] = [:]
+        for (_, version) in held { if let data = partition.cachedData(of: version) { stored[version] = data } }
+        if held.contains(where: { stored[$0.1] == nil }) {
+            partition.readers += 1
+            defer {
+                partition.readers -= 1
+                noteIfIdle(partition)
+            }
+            guard let read = try? await store.read(first...last, of: partition.name) else { return nil }
+            for changeset in read { stored[changeset.serverVersion] = changeset.data }
+        }
+        let diverged = held.first { changeset, version in
+            guard let data = stored[version] else { return false }
+            return data != changeset.data
+        }
+        guard let (changeset, _) = diverged else { return nil }
+        return (
+            "client version \(changeset.clientVersion) of client file \(session.clientFileID) was uploaded again with "
+                + "other bytes (the client file was copied or restored from a backup): the client must be reset",
+            ClientResetDetails(
+                reason: .historyLost, serverVersion: partition.latestVersion,
+                lastIntegratedClientVersion: changeset.clientVersion - 1)
+        )
     }
 
     private func unbind(_ sessionID: UInt32, on connection: ConnectionState) {
@@ -303,10 +346,13 @@ actor ServerCore {
         on connection: ConnectionState,
         _ code: ProtocolErrorCode,
         _ message: String,
-        retryAfterMilliseconds: UInt32? = nil
+        retryAfterMilliseconds: UInt32? = nil,
+        clientReset: ClientResetDetails? = nil
     ) {
         endSession(session, on: connection)
-        reject(session.sessionID, on: connection, code, message, retryAfterMilliseconds: retryAfterMilliseconds)
+        reject(
+            session.sessionID, on: connection, code, message, retryAfterMilliseconds: retryAfterMilliseconds,
+            clientReset: clientReset)
     }
 
     private func endSession(_ session: BoundSession, on connection: ConnectionState) {
@@ -373,7 +419,8 @@ actor ServerCore {
             )
         else {
             // Nothing to send but the first report.
-            let empty = Download(sessionID: session.sessionID, entries: [], remainingBytes: 0)
+            let empty = Download(
+                sessionID: session.sessionID, entries: [], remainingBytes: 0, historyID: firstHistoryID(of: session))
             return (empty, session.nextVersion)
         }
         var data: [UInt64: [UInt8]] = [:]
@@ -413,7 +460,16 @@ actor ServerCore {
             return .changeset(serverVersion: version, data: data[version] ?? [])
         }
         let remaining = partition.remainingBytes(after: run.upperBound, for: session.clientFileID)
-        return (Download(sessionID: session.sessionID, entries: entries, remainingBytes: remaining), run.upperBound + 1)
+        let download = Download(
+            sessionID: session.sessionID, entries: entries, remainingBytes: remaining,
+            historyID: firstHistoryID(of: session))
+        return (download, run.upperBound + 1)
+    }
+
+    /// The log's identity for the session's first download (the client stores it and binds with it from
+    /// then on); `nil` for the later ones.
+    private func firstHistoryID(of session: BoundSession) -> UInt64? {
+        session.hasSentFirstDownload ? nil : session.partition.historyID
     }
 
     /// A pump could not read from the store: the session is unbound and told to retry later.
@@ -457,8 +513,10 @@ actor ServerCore {
     func load(_ partition: Partition) async throws {
         guard !partition.isLoaded else { return }
         let summaries = try await store.summaries(of: partition.name)
+        let historyID = try await store.historyID(of: partition.name)
         let clientFiles = try await loadClientFiles(of: partition.name, summaries: summaries)
         try partition.restore(from: summaries)
+        partition.historyID = historyID
         adopt(clientFiles, in: partition)
     }
 }

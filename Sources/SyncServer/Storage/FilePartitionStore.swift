@@ -35,7 +35,8 @@ import SyncWire
 ///
 /// Beside each partition's log, a server with a maximum offline time keeps `<partition>.clients`, a record
 /// log of `ClientFileRecord`s (when each client file was last seen, which were forgotten), compacted when
-/// it is opened (see `ClientFileLog`).
+/// it is opened (see `ClientFileLog`), and every partition has `<partition>.history`, the identity of its
+/// log (see `HistoryFile`).
 public final class FilePartitionStore: PartitionStore {
     /// The directory holding the logs.
     public let directory: String
@@ -45,6 +46,8 @@ public final class FilePartitionStore: PartitionStore {
     private let files = Locked<[String: PartitionFile]>([:])
     /// The open side files of client-file records (see `ClientFileLog`), by partition.
     private let clientLogs = Locked<[String: ClientFileLog]>([:])
+    /// The partitions' history ids read so far (see `HistoryFile`).
+    private let historyIDs = Locked<[String: UInt64]>([:])
     private let readQueue = BlockingQueue(label: "SyncServer.file-store.read", concurrent: true)
     private let logger: SyncLogger
     /// The system calls of the partitions' logs and of directory creation.
@@ -172,6 +175,19 @@ public final class FilePartitionStore: PartitionStore {
             }
             return changesets
         }
+    }
+
+    /// The id in `<partition>.history`, created (durably) with a new random id the first time (see
+    /// `HistoryFile`).
+    public func historyID(of partition: String) async throws -> UInt64 {
+        guard lockDescriptor.withLock({ $0 >= 0 }) else { throw FilePartitionStoreError.closed }
+        if let id = historyIDs.withLock({ $0[partition] }) { return id }
+        let path = directory + "/" + StoreFileName.forPartition(partition, suffix: ".history")
+        let id = try await readQueue.run { () throws(FilePartitionStoreError) -> UInt64 in
+            try HistoryFile.historyID(at: path, partition: partition)
+        }
+        historyIDs.withLock { $0[partition] = id }
+        return id
     }
 
     /// The live records of `<partition>.clients` (the latest per client file), opening (and, when most of

@@ -5,6 +5,7 @@
 public actor InMemoryPartitionStore: PartitionStore {
     private var logs: [String: [StoredChangeset]] = [:]
     private var clientFiles: [String: [ClientFileRecord]] = [:]
+    private var historyIDs: [String: UInt64] = [:]
 
     /// An empty store.
     public init() {}
@@ -31,6 +32,15 @@ public actor InMemoryPartitionStore: PartitionStore {
 
     public func appendClientFileRecords(_ records: [ClientFileRecord], to partition: String) {
         clientFiles[partition, default: []].append(contentsOf: records)
+    }
+
+    /// A random non-zero identity created with the partition's log, kept as long as the store: another
+    /// store (a server that lost its memory) gives the same partition another one.
+    public func historyID(of partition: String) -> UInt64 {
+        if let id = historyIDs[partition] { return id }
+        let id = UInt64.random(in: 1...UInt64.max)
+        historyIDs[partition] = id
+        return id
     }
 
     /// The partition's whole log (a test helper).

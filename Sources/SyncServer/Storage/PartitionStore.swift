@@ -79,6 +79,16 @@ public protocol PartitionStore: Sendable {
     /// knows again, an element for every partition whose log moved meanwhile.
     func appendNotifications() -> AsyncStream<AppendNotification>?
 
+    /// The identity of the partition's log: a random non-zero number the store creates with the log (the
+    /// first time it is asked, for a partition never written) and keeps with it durably. A log that loses
+    /// history — a store emptied, or one replaced by another — comes back with another identity, and the
+    /// server refuses clients that hold the old one with `clientResetRequired` (`historyLost`).
+    ///
+    /// The server reads it with the summaries. The default implementation returns 0: such a store keeps
+    /// no identity, and the server then checks only what the log itself shows (a client past the log's
+    /// end, or holding acknowledgements of client versions the log lacks).
+    func historyID(of partition: String) async throws -> UInt64
+
     /// The server stopped using `partition` for now (no session is bound to it, nothing is in progress):
     /// release what is held for it (open files…). The partition's log must stay intact; the next call
     /// for it is `summaries`. The default does nothing.
@@ -86,6 +96,8 @@ public protocol PartitionStore: Sendable {
 }
 
 extension PartitionStore {
+    /// 0: the store keeps no identity for its logs.
+    public func historyID(of partition: String) async throws -> UInt64 { 0 }
     public func clientFileRecords(of partition: String) async throws -> [ClientFileRecord] { [] }
     public func appendClientFileRecords(_ records: [ClientFileRecord], to partition: String) async throws {}
 

@@ -22,6 +22,8 @@ extension ClientMessage {
             writer.writeString(bind.partition)
             writer.write(bind.clientFileID)
             writer.write(bind.downloadedVersion)
+            writer.write(bind.historyID)
+            writer.write(bind.acknowledgedClientVersion)
         case .upload(let upload):
             writer.write(MessageType.upload)
             writer.write(upload.sessionID)
@@ -68,10 +70,13 @@ extension ClientMessage {
             let partition = try reader.readString()
             let clientFileID = try reader.readUInt64()
             let downloadedVersion = try reader.readUInt64()
+            let historyID = try reader.readUInt64()
+            let acknowledgedClientVersion = try reader.readUInt64()
             self = .bind(
                 Bind(
                     sessionID: sessionID, partition: partition, clientFileID: clientFileID,
-                    downloadedVersion: downloadedVersion))
+                    downloadedVersion: downloadedVersion, historyID: historyID,
+                    acknowledgedClientVersion: acknowledgedClientVersion))
         case MessageType.upload:
             let sessionID = try reader.readUInt32()
             // Each changeset is at least a UInt64 version and a length prefix.
@@ -106,7 +111,7 @@ extension ClientMessage {
             case .apiKey(let key): 1 + 2 + 1 + EncodedSize.string(key)
             }
         case .bind(let bind):
-            1 + 4 + EncodedSize.string(bind.partition) + 8 + 8
+            1 + 4 + EncodedSize.string(bind.partition) + 8 + 8 + 8 + 8
         case .upload(let upload):
             upload.changesets.reduce(1 + 4 + 4) { $0 + 8 + EncodedSize.bytes($1.data) }
         case .unbind:

@@ -66,6 +66,16 @@ extension ByteWriter {
             write(UInt8(0))
         }
     }
+
+    /// An optional `u64` (protocol version 3's `Download.historyID`): a presence flag, then the value.
+    mutating func writeOptional(_ v: UInt64?) {
+        if let v {
+            write(UInt8(1))
+            write(v)
+        } else {
+            write(UInt8(0))
+        }
+    }
 }
 
 extension ByteReader {
@@ -75,6 +85,15 @@ extension ByteReader {
         switch try readUInt8() {
         case 0: return nil
         case 1: return try readUInt32()
+        case let flag: throw .invalidValue("presence flag \(flag) (must be 0 or 1)")
+        }
+    }
+
+    /// Reads an optional `u64` written by `writeOptional`.
+    mutating func readOptionalUInt64() throws(WireError) -> UInt64? {
+        switch try readUInt8() {
+        case 0: return nil
+        case 1: return try readUInt64()
         case let flag: throw .invalidValue("presence flag \(flag) (must be 0 or 1)")
         }
     }

@@ -26,6 +26,7 @@ extension ServerMessage {
                 }
             }
             writer.write(download.remainingBytes)
+            writer.writeOptional(download.historyID)
         case .unbound(let sessionID):
             writer.write(MessageType.unbound)
             writer.write(sessionID)
@@ -86,7 +87,9 @@ extension ServerMessage {
                 }
             }
             let remainingBytes = try reader.readUInt64()
-            self = .download(Download(sessionID: sessionID, entries: entries, remainingBytes: remainingBytes))
+            let historyID = try reader.readOptionalUInt64()
+            self = .download(
+                Download(sessionID: sessionID, entries: entries, remainingBytes: remainingBytes, historyID: historyID))
         case MessageType.unbound:
             self = .unbound(sessionID: try reader.readUInt32())
         case MessageType.pong:
@@ -119,7 +122,7 @@ extension ServerMessage {
         case .welcome:
             1 + 2
         case .download(let download):
-            download.entries.reduce(1 + 4 + 4 + 8) { size, entry in
+            download.entries.reduce(1 + 4 + 4 + 8 + (download.historyID == nil ? 1 : 9)) { size, entry in
                 switch entry {
                 case .changeset(_, let data): size + 1 + 8 + EncodedSize.bytes(data)
                 case .acknowledged: size + 1 + 8 + 8

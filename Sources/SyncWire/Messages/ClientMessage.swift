@@ -54,12 +54,25 @@ public struct Bind: Sendable, Hashable {
     public var clientFileID: UInt64
     /// The highest server version the client already holds (0 for none): the server sends what follows.
     public var downloadedVersion: UInt64
+    /// The identity of the partition log the client's versions come from, as the server's first `download`
+    /// of an earlier bind gave it (`Download.historyID`); 0 when the client holds none. A server whose log
+    /// has another identity refuses the bind with `clientResetRequired` (`historyLost`). Protocol version 3.
+    public var historyID: UInt64
+    /// The highest client version of this client file the client saw acknowledged (0 for none). A server
+    /// whose log holds less of the client file lost history the client depends on: it refuses the bind
+    /// with `clientResetRequired` (`historyLost`). Protocol version 3.
+    public var acknowledgedClientVersion: UInt64
 
-    public init(sessionID: UInt32, partition: String, clientFileID: UInt64, downloadedVersion: UInt64) {
+    public init(
+        sessionID: UInt32, partition: String, clientFileID: UInt64, downloadedVersion: UInt64, historyID: UInt64 = 0,
+        acknowledgedClientVersion: UInt64 = 0
+    ) {
         self.sessionID = sessionID
         self.partition = partition
         self.clientFileID = clientFileID
         self.downloadedVersion = downloadedVersion
+        self.historyID = historyID
+        self.acknowledgedClientVersion = acknowledgedClientVersion
     }
 }
 
@@ -92,6 +105,7 @@ public struct UploadChangeset: Sendable, Hashable {
 /// Protocol constants.
 public enum WireProtocol {
     /// The protocol version this build speaks. Version 2 added `ProtocolError.clientReset` at the end of
-    /// the `error` message.
-    public static let version: UInt16 = 2
+    /// the `error` message; version 3 added `Bind.historyID` and `Bind.acknowledgedClientVersion` at the end
+    /// of `bind`, and `Download.historyID` at the end of `download`.
+    public static let version: UInt16 = 3
 }

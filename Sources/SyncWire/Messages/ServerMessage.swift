@@ -29,11 +29,16 @@ public struct Download: Sendable, Hashable {
     /// Changeset bytes the server still has to send this session after this message, as known when the
     /// message was sent. Only `.changeset` entries' bytes count.
     public var remainingBytes: UInt64
+    /// The identity of the partition's log (a random number the server's store created with the log), in
+    /// the first `download` of a bind; `nil` in the others, and 0 from a store that keeps no identity. The
+    /// client stores it and sends it in its next `bind`s (`Bind.historyID`). Protocol version 3.
+    public var historyID: UInt64?
 
-    public init(sessionID: UInt32, entries: [DownloadEntry], remainingBytes: UInt64) {
+    public init(sessionID: UInt32, entries: [DownloadEntry], remainingBytes: UInt64, historyID: UInt64? = nil) {
         self.sessionID = sessionID
         self.entries = entries
         self.remainingBytes = remainingBytes
+        self.historyID = historyID
     }
 }
 

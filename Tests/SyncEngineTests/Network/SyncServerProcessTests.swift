@@ -221,7 +221,13 @@ import Testing
         let client = WireClient(.webSocket(host: "127.0.0.1", port: port))
         try await client.welcome()
         client.send(.bind(Bind(sessionID: 1, partition: "p", clientFileID: 1, downloadedVersion: 0)))
-        #expect(try await client.nextMessage() == .download(Download(sessionID: 1, entries: [], remainingBytes: 0)))
+        guard case .download(var first) = try await client.nextMessage() else {
+            Issue.record("expected the first download")
+            return
+        }
+        #expect(first.historyID != nil)
+        first.historyID = nil
+        #expect(first == Download(sessionID: 1, entries: [], remainingBytes: 0))
 
         // The largest allowed changeset is stored; one byte more is refused for the session.
         client.send(.upload(Upload(sessionID: 1, changesets: [UploadChangeset(clientVersion: 1, data: bytes(limit))])))
@@ -340,7 +346,7 @@ import Testing
         for index in 0..<200 {
             client.send(.bind(Bind(sessionID: 1, partition: "p\(index)", clientFileID: 1, downloadedVersion: 0)))
             let bound = try await client.nextMessage()
-            guard bound == .download(Download(sessionID: 1, entries: [], remainingBytes: 0)) else {
+            guard case .download(let first) = bound, first.entries.isEmpty, first.remainingBytes == 0 else {
                 Issue.record("partition \(index): \(bound)")
                 break
             }

@@ -22,6 +22,27 @@ struct ProgressNotifierTests {
     }
 
     @Test(
+        "finish() ends every stream after the reports before it (an unfinished outstanding-work one without 1.0); later updates are ignored, later registrations finish at once",
+        arguments: [
+            ProgressMode.reportIndefinitely, .forCurrentlyOutstandingWork,
+        ])
+    func finishEndsStreams(mode: ProgressMode) {
+        let notifier = ProgressNotifier()
+        let recorder = ProgressRecorder()
+        let token = recorder.subscribe(to: notifier.progress(for: .upload, mode: mode))
+        notifier.update(.upload, transferred: 0, transferrable: 100)
+        notifier.finish()
+        notifier.update(.upload, transferred: 50, transferrable: 100)
+        #expect(recorder.events == [.value(progress(0, 100, 0)), .finished])
+        let later = ProgressRecorder()
+        let laterToken = later.subscribe(to: notifier.progress(for: .download, mode: mode))
+        #expect(later.events == [.finished])
+        #expect(notifier.current(.upload) == progress(0, 100, 0))
+        token.invalidate()
+        laterToken.invalidate()
+    }
+
+    @Test(
         "1. the first update then delivers to a registration made before it",
         arguments: [
             ProgressMode.reportIndefinitely, .forCurrentlyOutstandingWork,

@@ -1,0 +1,220 @@
+import Foundation
+import SyncServer
+import SyncWire
+import Testing
+
+@testable import SyncEngine
+
+/// A server whose history regressed (issue 21, item 1): a fresh server whose log grew past the client, or
+/// one restored from an older copy of the same log. The client gets a `historyLost` reset, never silence
+/// and never a fatal `badClientVersion`.
+@Suite("Server history", .timeLimit(.minutes(1)))
+struct HistoryTests {
+    /// Writes `values` through a new app on its own directory, waits until they are uploaded, closes it.
+    private func write(_ values: [UInt8], to server: SyncServer) async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let app = makeApp(server: server.endpoint, directory: directory.url)
+        let session = try await app.login(.anonymous).openSession(partition: "p")
+        for value in values { try await session.write(payload(value)) }
+        try await session.wait(for: .upload)
+        try await app.close()
+    }
+
+    /// The first attempt's refusal (see `connect(_:)`).
+    private func isRefusal(_ error: SyncError) -> Bool {
+        if case .connectionFailed = error { true } else { false }
+    }
+
+    /// Lets `fixture`'s first attempt (refused, so that the test subscribes before the session binds) fail,
+    /// then connects: the reconnect after the 1 s backoff, in virtual time.
+    private func connect(_ fixture: EngineFixture) async throws {
+        try await eventually("the reconnect scheduled") {
+            fixture.timers.nextDueTime == fixture.timers.now + .seconds(1)
+        }
+        fixture.transport.faults.refuse = false
+        fixture.timers.advance(by: .seconds(1))
+    }
+
+    @Test("a new server whose log grew past the client's version: historyLost reset, nothing skipped, nothing lost")
+    func freshServerGrownPastTheClient() async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let original = try await SyncServer.embedded()
+        try await write([9], to: original)
+        do {
+            let app = makeApp(server: original.endpoint, directory: directory.url)
+            let session = try await app.login(.anonymous).openSession(partition: "p")
+            for value: UInt8 in [1, 2] { try await session.write(payload(value)) }
+            try await session.wait(for: .upload)
+            try await session.wait(for: .download)  // holds versions 1…3
+            try await app.close()
+        }
+        // Another server, which never saw this log: others write five changesets, so its log is longer than
+        // the client's version 3 and the old check (a bind past the end) does not fire.
+        let fresh = try await SyncServer.embedded()
+        try await write([21, 22, 23, 24, 25], to: fresh)
+        let recorder = ResetRecorder()
+        let fixture = try await EngineFixture(
+            server: fresh, faults: .init(refuse: true), directory: directory,
+            configure: { $0.clientResetHandler = recorder.handler })
+        let session = try await fixture.open()
+        let token = recorder.watch(session)  // before it connects: it sees both events
+        defer { token.invalidate() }
+        try await connect(fixture)
+        try await eventually("reset") { recorder.events.count == 2 }
+        try await session.wait(for: .upload)
+        try await session.wait(for: .download)
+        let report = recorder.events[0].reset
+        #expect(report.reason == .historyLost)
+        #expect(report.unsyncedChanges.map(\.data) == [payload(1), payload(2)])
+        let expected = [21, 22, 23, 24, 25, 1, 2].map { Array(payload(UInt8($0))) }
+        #expect(try await fresh.changesets(in: "p").map(\.data) == expected)
+        #expect(Collected(session.changesets).bytes == expected)
+        #expect(fixture.errors.values.filter { !isRefusal($0.error) }.isEmpty)
+        #expect(session.state.value == .active)
+    }
+
+    @Test(
+        "a changesets subscriber across a historyLost reset receives the new log in full after the old one, none of it skipped (item 5)"
+    )
+    func feedAcrossAHistoryLostReset() async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let original = try await SyncServer.embedded()
+        try await write([9], to: original)
+        do {
+            let app = makeApp(server: original.endpoint, directory: directory.url)
+            let session = try await app.login(.anonymous).openSession(partition: "p")
+            for value: UInt8 in [1, 2] { try await session.write(payload(value)) }
+            try await session.wait(for: .upload)
+            try await session.wait(for: .download)
+            try await app.close()
+        }
+        let fresh = try await SyncServer.embedded()
+        try await write([21, 22, 23, 24, 25], to: fresh)
+        let recorder = ResetRecorder()
+        let fixture = try await EngineFixture(
+            server: fresh, faults: .init(refuse: true), directory: directory,
+            configure: { $0.clientResetHandler = recorder.handler })
+        let session = try await fixture.open()
+        let seen = Collected(session.changesets)  // subscribed before the reset: the old store's three
+        try await eventually("the old log replayed") { seen.values.count == 3 }
+        let token = recorder.watch(session)
+        defer { token.invalidate() }
+        try await connect(fixture)
+        try await eventually("reset") { recorder.events.count == 2 }
+        try await session.wait(for: .upload)
+        try await session.wait(for: .download)
+        let newLog = [21, 22, 23, 24, 25, 1, 2].map { Array(payload(UInt8($0))) }
+        try await eventually("the new log delivered") { seen.values.count >= 3 + newLog.count }
+        #expect(seen.bytes == [9, 1, 2].map { Array(payload(UInt8($0))) } + newLog)
+        #expect(seen.values.suffix(newLog.count).map(\.serverVersion) == Array(1...7))
+    }
+
+    @Test(
+        "a server restored from an older copy of its log, grown past the client again: historyLost reset (not badClientVersion), lost changesets uploaded again"
+    )
+    func restoredFromAnOlderCopy() async throws {
+        let directory = TemporaryDirectory()
+        let data = TemporaryDirectory()
+        let backup = TemporaryDirectory()
+        defer {
+            directory.remove()
+            data.remove()
+            backup.remove()
+        }
+        let original = try await SyncServer.embedded(
+            configuration: .init(store: try FilePartitionStore(directory: data.url.path)))
+        do {
+            let app = makeApp(server: original.endpoint, directory: directory.url)
+            let session = try await app.login(.anonymous).openSession(partition: "p")
+            try await session.write(payload(1))
+            try await session.wait(for: .upload)
+            // The backup: the server's files as they are now (the log holds version 1).
+            for name in try FileManager.default.contentsOfDirectory(atPath: data.url.path) where name != "LOCK" {
+                try FileManager.default.copyItem(
+                    at: data.url.appendingPathComponent(name), to: backup.url.appendingPathComponent(name))
+            }
+            for value: UInt8 in [2, 3] { try await session.write(payload(value)) }
+            try await session.wait(for: .upload)
+            try await session.wait(for: .download)  // holds versions 1…3
+            session.suspend()
+            try await session.write(payload(4))  // not uploaded
+            try await app.close()
+        }
+        await original.stop()
+        let restored = try await SyncServer.embedded(
+            configuration: .init(store: try FilePartitionStore(directory: backup.url.path)))
+        try await write([21, 22, 23, 24], to: restored)  // the log: 1, 21…24 — past the client's version 3
+        let recorder = ResetRecorder()
+        let fixture = try await EngineFixture(
+            server: restored, faults: .init(refuse: true), directory: directory,
+            configure: { $0.clientResetHandler = recorder.handler })
+        let session = try await fixture.open()
+        let token = recorder.watch(session)  // before it connects: it sees both events
+        defer { token.invalidate() }
+        try await connect(fixture)
+        try await eventually("reset") { recorder.events.count == 2 || session.state.value == .invalid }
+        #expect(fixture.errors.values.filter { !isRefusal($0.error) }.isEmpty, "\(fixture.errors.values.map(\.error))")
+        #expect(session.state.value == .active)
+        try await session.wait(for: .upload)
+        try await session.wait(for: .download)
+        let report = recorder.events.first?.reset
+        #expect(report?.reason == .historyLost)
+        #expect(report?.unsyncedChanges.map(\.data) == [payload(2), payload(3), payload(4)])
+        let expected = [1, 21, 22, 23, 24, 2, 3, 4].map { Array(payload(UInt8($0))) }
+        #expect(try await restored.changesets(in: "p").map(\.data) == expected)
+        #expect(Collected(session.changesets).bytes == expected)
+    }
+}
+
+/// A client store copied to a second device (or restored from a backup) writes new changesets under
+/// client versions the server already integrated from the original (issue 21, item 2).
+@Suite("Copied client store", .timeLimit(.minutes(1)))
+struct CopiedStoreTests {
+    @Test(
+        "the copy's new writes, under client versions the original used, are not taken as re-uploads: the copy is reset and they reach the server"
+    )
+    func copiedStoreIsReset() async throws {
+        let original = TemporaryDirectory()
+        let copy = TemporaryDirectory()
+        defer {
+            original.remove()
+            copy.remove()
+        }
+        let server = try await SyncServer.embedded()
+        do {
+            let app = makeApp(server: server.endpoint, directory: original.url)
+            let session = try await app.login(.anonymous).openSession(partition: "p")
+            try await session.write(payload(1))
+            try await session.wait(for: .upload)
+            try await app.close()
+        }
+        try FileManager.default.removeItem(at: copy.url)
+        try FileManager.default.copyItem(at: original.url, to: copy.url)
+        do {
+            let app = makeApp(server: server.endpoint, directory: original.url)
+            let session = try await app.login(.anonymous).openSession(partition: "p")
+            try await session.write(payload(2))  // client version 2 of the client file
+            try await session.wait(for: .upload)
+            try await app.close()
+        }
+        // The copy writes its own client version 2 while offline, then connects.
+        let fixture = try await EngineFixture(server: server, faults: .init(refuse: true), directory: copy)
+        let session = try await fixture.open()
+        try await session.write(payload(22))
+        try await eventually("the reconnect scheduled") {
+            fixture.timers.nextDueTime == fixture.timers.now + .seconds(1)
+        }
+        fixture.transport.faults.refuse = false
+        fixture.timers.advance(by: .seconds(1))
+        let expected = [1, 2, 22].map { Array(payload(UInt8($0))) }
+        try await eventually("the copy's write reached the server") {
+            (try? await server.changesets(in: "p").map(\.data)) == expected
+        }
+        try await session.wait(for: .download)
+        #expect(Collected(session.changesets).bytes == expected)
+        #expect(session.state.value == .active)
+    }
+}

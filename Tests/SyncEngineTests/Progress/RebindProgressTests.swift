@@ -1,0 +1,43 @@
+import Foundation
+import SyncServer
+import SyncWire
+import Testing
+
+@testable import SyncEngine
+
+/// Download progress is re-based when the session binds again (issue 21, item 9): a
+/// `.forCurrentlyOutstandingWork` registration made while offline waits for the server's next report
+/// instead of completing at once from the stale one.
+@Suite("Progress after time offline", .timeLimit(.minutes(1)))
+struct RebindProgressTests {
+    @Test(
+        "a download registration made while offline does not complete from the stale report: it captures the server's next report and finishes after that download"
+    )
+    func registrationWhileOffline() async throws {
+        let fixture = try await EngineFixture()
+        defer { fixture.directory.remove() }
+        let session = try await fixture.open()
+        try await session.wait(for: .download)
+        try await eventually("download complete") {
+            session.engine.notifier.current(.download)?.isTransferComplete == true
+        }
+        session.suspend()
+        // Another client writes while this one is offline.
+        let other = TemporaryDirectory()
+        defer { other.remove() }
+        let writerApp = makeApp(server: fixture.server.endpoint, directory: other.url)
+        let writer = try await writerApp.login(.anonymous).openSession(partition: "p")
+        try await writer.write(payload(7, count: 1 << 10))
+        try await writer.wait(for: .upload)
+        try await writerApp.close()
+
+        let registration = Collected(session.progress(for: .download, mode: .forCurrentlyOutstandingWork))
+        #expect(!registration.isFinished, "completed from the report made before going offline")
+        #expect(registration.values.isEmpty)
+        session.resume()
+        try await session.wait(for: .download)
+        try await eventually("the registration finished") { registration.isFinished }
+        #expect(registration.values.last?.transferredBytes == 1 << 10)
+        #expect(registration.values.last?.isTransferComplete == true)
+    }
+}
