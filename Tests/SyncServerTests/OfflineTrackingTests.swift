@@ -42,7 +42,7 @@ private final class SlowRecordStore: PartitionStore {
 
 /// "Last seen" for the maximum offline time is durable and bounded-stale: what the server learns when a
 /// session ends is recorded before `stop()` returns, never left to a task nobody waits for.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(2)))
 struct OfflineTrackingTests {
     private let thirtyDays: Duration = .seconds(30 * 86_400)
 

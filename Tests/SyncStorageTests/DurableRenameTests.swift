@@ -4,7 +4,7 @@ import Testing
 
 @testable import SyncStorage
 
-@Suite("Durable rename and directories", .timeLimit(.minutes(1)))
+@Suite("Durable rename and directories", .timeLimit(.minutes(2)))
 struct DurableRenameTests {
     let directory = TemporaryDirectory()
 

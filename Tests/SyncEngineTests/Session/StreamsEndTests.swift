@@ -1,13 +1,14 @@
 import Foundation
 import SyncServer
 import SyncWire
+import TestSupport
 import Testing
 
 @testable import SyncEngine
 
 /// After `close()` / `logOut()` every stream of a session finishes (issue 21, item 9): `for await` over
 /// them ends instead of hanging, and a subscription made afterwards finishes at once.
-@Suite("Session streams end", .timeLimit(.minutes(1)))
+@Suite("Session streams end", .timeLimit(.minutes(2)))
 struct StreamsEndTests {
     /// Every stream of `session`, collected.
     private func streams(_ session: SyncSession) -> [(String, @Sendable () -> Bool)] {

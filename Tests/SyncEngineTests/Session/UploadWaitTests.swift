@@ -1,13 +1,14 @@
 import Foundation
 import SyncServer
 import SyncWire
+import TestSupport
 import Testing
 
 @testable import SyncEngine
 
 /// `wait(for: .upload)` waits for the changesets written before the call to be acknowledged, by client
 /// version, not byte counts (issue 21, item 9).
-@Suite("Upload wait", .timeLimit(.minutes(1)))
+@Suite("Upload wait", .timeLimit(.minutes(2)))
 struct UploadWaitTests {
     @Test("a zero-byte changeset: wait(for: .upload) returns only once the server acknowledged it")
     func zeroByteWrite() async throws {
