@@ -29,20 +29,27 @@ final class SessionObserver: Sendable {
     }
 
     let name: String
+    let partition: Int
     let session: SyncSession
     private let report: @Sendable (String) -> Void
     private let state = Locked(State())
 
-    init(name: String, session: SyncSession, report: @escaping @Sendable (String) -> Void) {
+    init(name: String, partition: Int, session: SyncSession, report: @escaping @Sendable (String) -> Void) {
         self.name = name
+        self.partition = partition
         self.session = session
         self.report = report
         watch("changesets", session.changesets) { observer, changeset in observer.received(changeset) }
         watch("state", session.state) { _, _ in }
         watch("connectionState", session.connectionState) { _, _ in }
-        watch("clientResets", session.clientResets) { observer, event in
-            if case .didReset = event { observer.state.withLock { $0.resets += 1 } }
-        }
+        watch("clientResets", session.clientResets) { _, _ in }
+        // Resets are counted whatever the phase: one that completes as the app crashes still dropped (in
+        // the discard mode) what it dropped.
+        let resetToken = session.clientResets.subscribe(
+            onValue: { [weak self] event in
+                if case .didReset = event { self?.state.withLock { $0.resets += 1 } }
+            }, onCompletion: { _ in })
+        state.withLock { $0.tokens.append(resetToken) }
         for direction in ProgressDirection.allCases {
             watch("progress(\(direction))", session.progress(for: direction, mode: .reportIndefinitely)) {
                 observer, progress in observer.progressed(direction, progress)
@@ -153,13 +160,8 @@ final class SessionObserver: Sendable {
     /// `close()` returned: from now on any delivery is a violation.
     func closed() { state.withLock { $0.phase = .closed } }
 
-    /// The app crashed: nothing this session does any more is checked; its subscriptions are cancelled.
+    /// The app crashed: nothing this session delivers any more is checked (but its resets are counted).
     func abandon() {
-        let tokens = state.withLock { state -> [SubscriptionToken] in
-            state.phase = .abandoned
-            defer { state.tokens = [] }
-            return state.tokens
-        }
-        for token in tokens { token.invalidate(waiting: false) }
+        state.withLock { $0.phase = .abandoned }
     }
 }

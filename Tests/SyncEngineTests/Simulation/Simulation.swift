@@ -96,6 +96,7 @@ final class Simulation {
                 index: index, directory: root.appendingPathComponent("app\(index)"),
                 userCount: index % 2 == 0 ? 2 : 1, resetMode: mode)
             apps.append(app)
+            note("app\(index): client reset mode \(mode)")
             try await open(app)
         }
     }
@@ -190,7 +191,8 @@ final class Simulation {
             do {
                 let session = try await syncApp.login(credentials).openSession(partition: "p\(partition)")
                 app.observers[partition] = SessionObserver(
-                    name: "app\(app.index)#\(app.incarnation)/p\(partition)", session: session, report: report)
+                    name: "app\(app.index)#\(app.incarnation)/p\(partition)", partition: partition, session: session,
+                    report: report)
             } catch {
                 report("app\(app.index)#\(app.incarnation): cannot open p\(partition): \(error)")
             }
@@ -199,7 +201,6 @@ final class Simulation {
 
     private func crash(_ app: SimulatedApp, tornTail: SimulatedFileSystem.TornTail) async throws {
         guard let current = app.current else { return }
-        for observer in app.observers.values { observer.abandon() }
         current.transport.kill()
         let seedForCut = random.next()
         let fileSystem = current.fileSystem
@@ -211,6 +212,9 @@ final class Simulation {
         }
         // A write the crash interrupted may or may not have reached the disk.
         model.allowLoss("pending when app\(app.index) crashed") { $0.app == app.index && $0.outcome == .pending }
+        await settle()
+        for observer in app.observers.values { observer.abandon() }
+        app.abandonedObservers += app.observers.values
         app.abandoned.append(current)
         app.current = nil
         try await open(app)
@@ -276,12 +280,17 @@ final class Simulation {
 
     /// A session of a discarding app that reset may have lost what the server did not have then.
     private func accountForResets() async throws {
-        for app in apps where app.resetMode == .discardUnsyncedChanges {
-            for (partition, observer) in app.observers {
-                let key = "\(app.index)/\(partition)/\(app.incarnation)"
+        for app in apps {
+            let observers =
+                app.observers.map { (partition: $0.key, observer: $0.value) }
+                + app.abandonedObservers.map { (partition: $0.partition, observer: $0) }
+            for (partition, observer) in observers {
+                let key = observer.name
                 let resets = observer.resets
                 guard resets > resetsSeen[key, default: 0] else { continue }
                 resetsSeen[key] = resets
+                note("\(observer.name) reset (\(resets))")
+                guard app.resetMode == .discardUnsyncedChanges else { continue }
                 let onServer = try await serverIDs()
                 model.allowLoss("discarded by a client reset of app\(app.index)/p\(partition)") {
                     $0.app == app.index && $0.partition == partition && !onServer.contains($0.id)
@@ -324,7 +333,29 @@ final class Simulation {
             try await accountForResets()
             if try await isConverged() { break }
         }
-        note("healed after \(round) rounds, virtual time \(timers.now)")
+        let converged = try await isConverged()
+        note("\(converged ? "healed" : "NOT healed") after \(round) rounds, virtual time \(timers.now)")
+        if !converged {
+            let logs = try await serverLogs()
+            for app in apps {
+                for (partition, observer) in app.observers.sorted(by: { $0.key < $1.key }) {
+                    let ids = Set(observer.changesets.values.compactMap(SimulationModel.id(of:)))
+                    let missing = model.writes.filter {
+                        $0.app == app.index && $0.partition == partition && $0.outcome == .durable && !ids.contains($0.id)
+                    }.map(\.id)
+                    note(
+                        "\(observer.name): \(observer.session.state.value), \(observer.session.connectionState.value), "
+                            + "\(observer.changesets.count)/\(logs[partition]?.count ?? 0) changesets, \(observer.resets) resets, "
+                            + "own durable writes it lacks: \(missing), upload \(String(describing: observer.session.engine.notifier.current(.upload)))")
+                }
+            }
+        }
+        for app in apps {
+            for (number, incarnation) in (app.abandoned + (app.current.map { [$0] } ?? [])).enumerated() {
+                let errors = incarnation.errors.withLock { $0 }
+                if !errors.isEmpty { note("app\(app.index) incarnation \(number + 1) errors: \(errors.suffix(6))") }
+            }
+        }
         let logs = try await serverLogs()
         var sessions: [InvariantChecker.SessionView] = []
         for app in apps {
@@ -409,6 +440,8 @@ final class SimulatedApp {
     var observers: [Int: SessionObserver] = [:]
     /// Crashed incarnations, kept alive until the run ends (their engines may still be running).
     var abandoned: [Incarnation] = []
+    /// The sessions of crashed incarnations (their resets still count).
+    var abandonedObservers: [SessionObserver] = []
     var backup: String?
 
     var fileSystem: SimulatedFileSystem? { current?.fileSystem }
