@@ -33,14 +33,16 @@ enum InvariantChecker {
                     continue
                 }
                 if write.partition != partition {
-                    violations.append("server p\(partition) v\(stored.serverVersion): write \(id) of p\(write.partition)")
+                    violations.append(
+                        "server p\(partition) v\(stored.serverVersion): write \(id) of p\(write.partition)")
                 }
                 if Data(stored.data) != write.data {
                     violations.append("server p\(partition) v\(stored.serverVersion): write \(id)'s bytes differ")
                 }
                 found[id, default: 0] += 1
                 if found[id] == 2 {
-                    violations.append("server p\(partition): write \(id) is in the log twice (v\(stored.serverVersion))")
+                    violations.append(
+                        "server p\(partition): write \(id) is in the log twice (v\(stored.serverVersion))")
                 }
             }
         }
@@ -71,7 +73,9 @@ enum InvariantChecker {
             if session.changesets != expected {
                 let missing = expected.keys.filter { session.changesets[$0] == nil }.count
                 let extra = session.changesets.keys.filter { expected[$0] == nil }.count
-                let differing = expected.filter { version, bytes in session.changesets[version].map { $0 != bytes } ?? false }
+                let differing = expected.filter { version, bytes in
+                    session.changesets[version].map { $0 != bytes } ?? false
+                }
                 violations.append(
                     "\(session.name) did not converge to the server's \(log.count) changesets: \(missing) missing, "
                         + "\(extra) the server does not have, \(differing.count) with other bytes")

@@ -165,6 +165,7 @@ final class Simulation {
     private func open(_ app: SimulatedApp) async throws {
         let server = server!
         let fileSystem = SimulatedFileSystem()
+        let engineLog = Locked<[String]>([])
         let transport = SimulatedTransport(currentEndpoint: { server.endpoint })
         let report: @Sendable (String) -> Void = { [violations] message in violations.withLock { $0.append(message) } }
         var configuration = SyncApp.Configuration(
@@ -174,7 +175,13 @@ final class Simulation {
             timerExecutor: timers,
             callbackExecutor: ImmediateExecutor(),
             random: { [seed] in Double(seed % 1000) / 1000 },
-            logLevel: .off,
+            logLevel: .info,
+            logger: { [engineLog] event in
+                engineLog.withLock { log in
+                    log.append("\(event.level) \(event.category): \(event.message)")
+                    if log.count > 40 { log.removeFirst(log.count - 40) }
+                }
+            },
             clientResetMode: app.resetMode
         )
         configuration.fileSystem = fileSystem
@@ -184,7 +191,8 @@ final class Simulation {
             onValue: { event in errors.withLock { $0.append("\(event.error)") } }, onCompletion: { _ in })
         app.incarnation += 1
         app.current = SimulatedApp.Incarnation(
-            app: syncApp, fileSystem: fileSystem, transport: transport, errors: errors, errorsToken: errorsToken)
+            app: syncApp, fileSystem: fileSystem, transport: transport, errors: errors, errorsToken: errorsToken,
+            engineLog: engineLog)
         app.observers = [:]
         for partition in 0..<shape.partitionCount {
             let credentials = SyncCredentials.apiKey("app\(app.index)-user\(partition % app.userCount)")
@@ -312,14 +320,14 @@ final class Simulation {
     // MARK: Healing and the checks
 
     /// Faults off, everything resumed; then time runs until every write returned and every session holds
-    /// its partition's whole log, or 30 s of real time pass.
+    /// its partition's whole log, or 15 s of real time pass.
     private func heal() async throws {
         for app in apps {
             app.current?.transport.disarm()
             app.current?.fileSystem.heal()
             for observer in app.observers.values { observer.session.resume() }
         }
-        let deadline = ContinuousClock.now + .seconds(30)
+        let deadline = ContinuousClock.now + .seconds(15)
         var round = 0
         while ContinuousClock.now < deadline {
             round += 1
@@ -341,12 +349,14 @@ final class Simulation {
                 for (partition, observer) in app.observers.sorted(by: { $0.key < $1.key }) {
                     let ids = Set(observer.changesets.values.compactMap(SimulationModel.id(of:)))
                     let missing = model.writes.filter {
-                        $0.app == app.index && $0.partition == partition && $0.outcome == .durable && !ids.contains($0.id)
+                        $0.app == app.index && $0.partition == partition && $0.outcome == .durable
+                            && !ids.contains($0.id)
                     }.map(\.id)
                     note(
                         "\(observer.name): \(observer.session.state.value), \(observer.session.connectionState.value), "
                             + "\(observer.changesets.count)/\(logs[partition]?.count ?? 0) changesets, \(observer.resets) resets, "
-                            + "own durable writes it lacks: \(missing), upload \(String(describing: observer.session.engine.notifier.current(.upload)))")
+                            + "own durable writes it lacks: \(missing), upload \(String(describing: observer.session.engine.notifier.current(.upload)))"
+                    )
                 }
             }
         }
@@ -354,6 +364,11 @@ final class Simulation {
             for (number, incarnation) in (app.abandoned + (app.current.map { [$0] } ?? [])).enumerated() {
                 let errors = incarnation.errors.withLock { $0 }
                 if !errors.isEmpty { note("app\(app.index) incarnation \(number + 1) errors: \(errors.suffix(6))") }
+                if !converged, incarnation.app === app.current?.app {
+                    note(
+                        "app\(app.index) engine log:\n    "
+                            + incarnation.engineLog.withLock { $0 }.joined(separator: "\n    "))
+                }
             }
         }
         let logs = try await serverLogs()
@@ -429,6 +444,8 @@ final class SimulatedApp {
         let transport: SimulatedTransport
         let errors: Locked<[String]>
         let errorsToken: SubscriptionToken
+        /// The engine's last log lines (`.info` and above), for the diagnosis of a run that did not heal.
+        let engineLog: Locked<[String]>
     }
 
     let index: Int
@@ -477,7 +494,9 @@ final class SimulatedServer: Sendable {
     var endpoint: SyncEndpoint? { state.withLock { $0.server?.endpoint } }
 
     func advanceClock(by duration: Duration) {
-        state.withLock { $0.clock += TimeInterval(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18 }
+        state.withLock {
+            $0.clock += TimeInterval(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+        }
     }
 
     func jumpClock(by duration: Duration) { advanceClock(by: duration) }

@@ -88,8 +88,9 @@ struct SimulationSchedule: Sendable {
                     let bytes =
                         roll < 70
                         ? Int.random(in: 16...2_000, using: &random)
-                        : roll < 95 ? Int.random(in: 2_000...70_000, using: &random)
-                        : Int.random(in: 70_000...300_000, using: &random)
+                        : roll < 95
+                            ? Int.random(in: 2_000...70_000, using: &random)
+                            : Int.random(in: 70_000...300_000, using: &random)
                     return [
                         .write(
                             app: Int.random(in: 0..<apps, using: &random),
@@ -152,7 +153,8 @@ struct SimulationSchedule: Sendable {
                         [
                             .restartServer(
                                 tornTail: faults.contains(.serverTornTail) && Bool.random(using: &random),
-                                rollback: faults.contains(.serverRollback) && Int.random(in: 0..<3, using: &random) == 0)
+                                rollback: faults.contains(.serverRollback) && Int.random(in: 0..<3, using: &random) == 0
+                            )
                         ]
                     }
                 ))
@@ -165,7 +167,11 @@ struct SimulationSchedule: Sendable {
                 (
                     3,
                     { [tails] random in
-                        [.crashApp(app: Int.random(in: 0..<apps, using: &random), tornTail: tails.randomElement(using: &random)!)]
+                        [
+                            .crashApp(
+                                app: Int.random(in: 0..<apps, using: &random),
+                                tornTail: tails.randomElement(using: &random)!)
+                        ]
                     }
                 ))
         }
@@ -188,7 +194,8 @@ struct SimulationSchedule: Sendable {
                     { random in
                         [
                             .failWrites(
-                                app: Int.random(in: 0..<apps, using: &random), count: Int.random(in: 1...3, using: &random))
+                                app: Int.random(in: 0..<apps, using: &random),
+                                count: Int.random(in: 1...3, using: &random))
                         ]
                     }
                 ))

@@ -58,13 +58,17 @@ import Testing
     }
 
     /// The one-line command that replays a seed with the same settings.
-    static func replayCommand(seed: UInt64, faults: FaultPlan, checks: InvariantChecks, shape: SimulationShape)
+    static func replayCommand(
+        seed: UInt64, faults: FaultPlan, checks: InvariantChecks, shape: SimulationShape
+    )
         -> String
     {
         var variables = ["SYNC_SIMULATION_SEEDS=\(seed)"]
         if faults != .passing { variables.append("SYNC_SIMULATION_FAULTS=\(faults)") }
         if checks != .passing { variables.append("SYNC_SIMULATION_CHECKS=\(checks)") }
-        if shape.stepCount != SimulationShape().stepCount { variables.append("SYNC_SIMULATION_STEPS=\(shape.stepCount)") }
+        if shape.stepCount != SimulationShape().stepCount {
+            variables.append("SYNC_SIMULATION_STEPS=\(shape.stepCount)")
+        }
         return variables.joined(separator: " ") + " swift test --filter SimulationTests"
     }
 
