@@ -49,7 +49,7 @@ struct FaultPlan: Sendable, Hashable, CustomStringConvertible {
     /// The fault kinds whose handling passes every invariant on this branch: what `swift test` runs.
     /// Each kind left out is there because the simulation found a bug (see docs/RELIABILITY.md).
     static let passing = FaultPlan(enabled: [
-        .connectionDrop, .serverRestart, .serverTornTail, .appCrash, .appTornTail, .fsyncFailure,
+        .connectionDrop, .serverRestart, .serverTornTail, .appCrash, .appTornTail, .fsyncFailure, .appRestart,
     ])
 
     func contains(_ kind: FaultKind) -> Bool { enabled.contains(kind) }

@@ -12,7 +12,7 @@ import Testing
 /// - `SYNC_SIMULATION_VERBOSE=1`: print each run's schedule.
 @Suite struct SimulationTests {
     /// The seeds `swift test` runs.
-    static let defaultSeeds: [UInt64] = Array(1...6)
+    static let defaultSeeds: [UInt64] = Array(1...16)
 
     @Test func seededRunsKeepEveryInvariant() async throws {
         let environment = ProcessInfo.processInfo.environment
