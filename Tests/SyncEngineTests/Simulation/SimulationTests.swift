@@ -44,8 +44,13 @@ import Testing
                 print(message)
                 failures.append("seed \(seed): \(result.violations.first ?? "")\n  replay: \(replay)")
             }
-            if seeds.count > 20, totals.runs % 100 == 0 {
-                print("simulation: \(totals.runs)/\(seeds.count) seeds, \(failures.count) failing")
+            if seeds.count > 20, totals.runs % 50 == 0 || totals.runs == seeds.count {
+                let faultSummary = totals.faults.sorted { $0.key < $1.key }.map { "\($0.key.rawValue) \($0.value)" }
+                print(
+                    "simulation: \(totals.runs)/\(seeds.count) seeds (from \(seeds.first ?? 0)), faults \(faults), "
+                        + "checks \(checks), \(totals.operations) operations, \(totals.faults.values.reduce(0, +)) "
+                        + "faults injected (\(faultSummary.joined(separator: ", "))), \(totals.violations) invariant "
+                        + "violations in \(failures.count) seeds, \(ContinuousClock.now - started)")
             }
         }
         let faultSummary = totals.faults.sorted { $0.key < $1.key }.map { "\($0.key.rawValue) \($0.value)" }
