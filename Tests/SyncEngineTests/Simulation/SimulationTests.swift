@@ -42,7 +42,7 @@ import Testing
                     + "\nschedule:\n  " + result.log.joined(separator: "\n  ")
                     + "\nreplay: \(replay)"
                 print(message)
-                fflush(stdout)
+                fflush(nil)
                 failures.append("seed \(seed): \(result.violations.first ?? "")\n  replay: \(replay)")
             }
             if seeds.count > 20, totals.runs % 50 == 0 || totals.runs == seeds.count {
@@ -52,7 +52,7 @@ import Testing
                         + "checks \(checks), \(totals.operations) operations, \(totals.faults.values.reduce(0, +)) "
                         + "faults injected (\(faultSummary.joined(separator: ", "))), \(totals.violations) invariant "
                         + "violations in \(failures.count) seeds, \(ContinuousClock.now - started)")
-                fflush(stdout)  // a soak's output goes to a file: each figure line is there at once
+                fflush(nil)  // a soak's output goes to a file: each figure line is there at once
             }
         }
         let faultSummary = totals.faults.sorted { $0.key < $1.key }.map { "\($0.key.rawValue) \($0.value)" }
