@@ -325,7 +325,8 @@ public final class SyncUser: Sendable, Hashable {
                 guard let handler, let session = sessionReference.object else { return }
                 handler(event, session)
             },
-            beforeSwap: configuration.testHooks.beforeClientResetSwap)
+            beforeSwap: configuration.testHooks.beforeClientResetSwap,
+            fileSystem: configuration.fileSystem)
         let engine = SessionEngine(
             partition: partition,
             store: store,

@@ -1,3 +1,5 @@
+import SyncStorage
+
 /// What a session's client reset does and who hears of it.
 struct ClientResetSettings: Sendable {
     var mode: ClientResetMode = .manual
@@ -9,4 +11,6 @@ struct ClientResetSettings: Sendable {
     /// Called once the new store is complete at its temporary path, before it is renamed into place:
     /// tests throw here to stop as a crash at that moment would (the new file stays; the session fails).
     var beforeSwap: @Sendable () throws(SyncError) -> Void = {}
+    /// The system calls of the store a reset writes: the app's, like every other store's.
+    var fileSystem: any FileSystem = SystemFileSystem()
 }

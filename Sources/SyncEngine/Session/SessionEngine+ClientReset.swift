@@ -142,7 +142,7 @@ extension SessionEngine {
         await BlockingQueue.engine.run { _ = unlink(temporary) }
         let id = report.clientFileID
         let (replacement, _, _) = try await LocalStore.open(
-            path: temporary, reportedPath: finalPath, newClientFileID: { id })
+            path: temporary, fileSystem: clientReset.fileSystem, reportedPath: finalPath, newClientFileID: { id })
         do throws(SyncError) {
             if report.mode == .recoverUnsyncedChanges, !report.unsyncedChanges.isEmpty {
                 let records = report.unsyncedChanges.map { replacement.recordLocal(Array($0.data)) }

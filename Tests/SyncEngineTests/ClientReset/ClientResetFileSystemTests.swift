@@ -1,0 +1,38 @@
+import Foundation
+import SyncServer
+import Testing
+
+@testable import SyncEngine
+
+/// The store a client reset writes is a store like any other: its system calls go through the app's
+/// configured `FileSystem` (found by the simulation: a crashed app's reset store kept its lock, because
+/// the reset opened it with the real system calls behind the configured file system's back).
+@Suite("Client reset file system", .timeLimit(.minutes(1)))
+struct ClientResetFileSystemTests {
+    @Test("the store a client reset writes, and every later write to it, goes through the configured file system")
+    func resetStoreUsesTheConfiguredFileSystem() async throws {
+        let clock = ServerClock()
+        let server = try await forgetfulServer(clock)
+        let fileSystem = ControlledFileSystem()
+        let recorder = ResetRecorder()
+        let fixture = try await EngineFixture(
+            server: server, fileSystem: fileSystem, configure: { $0.clientResetMode = .recoverUnsyncedChanges })
+        defer { fixture.directory.remove() }
+        let session = try await fixture.open()
+        let token = recorder.watch(session)
+        defer { token.invalidate() }
+        try await session.write(payload(1))
+        try await session.wait(for: .upload)
+        session.suspend()
+        try await serverNoticed(server, connections: 0)
+        try await session.write(payload(2))
+        clock.advance(days: 31)
+        session.resume()
+        try await eventually("reset") { recorder.events.count == 2 }
+        // The replacement was written at `.reset-p.synclog` and fsynced there: through the file system.
+        #expect(fileSystem.syncCount(of: ".reset-p.synclog") > 0)
+        try await session.write(payload(3))
+        #expect(fileSystem.syncCount(of: ".reset-p.synclog") > 1)
+        try await fixture.app.close()
+    }
+}
