@@ -25,6 +25,8 @@ actor ServerCore {
     var idlePartitions = IdlePartitions()
     var evictingPartitions: Set<String> = []
     private var connections: [UInt64: ConnectionState] = [:]
+    /// Per connection whose send turn is taken: the pumps waiting for it, in order (see `takeSendTurn`).
+    private var sendTurns: [UInt64: [CheckedContinuation<Void, Never>]] = [:]
     /// The store's appends by any writer, for a shared store (see `ServerCore+SharedStore.swift`).
     let appendNotifications: AsyncStream<AppendNotification>?
     /// Per partition being caught up after a notification: the highest version announced so far.
@@ -335,14 +337,51 @@ actor ServerCore {
         while session.isBound {
             answerMarks(of: session)
             guard !session.isCaughtUp else { return }
-            await session.connection.writable()
-            guard session.isBound, !session.connection.isClosed else { return }
-            guard let download = await nextDownload(for: session) else { return }
-            guard session.isBound else { return }
-            session.connection.send(.download(download.message))
-            session.nextVersion = download.nextVersion
-            session.hasSentFirstDownload = true
+            let connectionID = session.connection.id
+            await takeSendTurn(connectionID)
+            let sent = await sendNextDownload(session)
+            passSendTurn(connectionID)
+            guard sent else { return }
         }
+    }
+
+    /// Waits until the connection is writable, then sends `session` its next message; `false` when the
+    /// session or its connection ended (or the store failed). Runs holding the connection's send turn.
+    private func sendNextDownload(_ session: BoundSession) async -> Bool {
+        await session.connection.writable()
+        guard session.isBound, !session.connection.isClosed else { return false }
+        guard let download = await nextDownload(for: session) else { return false }
+        guard session.isBound else { return false }
+        session.connection.send(.download(download.message))
+        session.nextVersion = download.nextVersion
+        session.hasSentFirstDownload = true
+        return true
+    }
+
+    /// Takes the connection's send turn, waiting (first come, first served) while another pump of the
+    /// same connection holds it. One pump at a time waits for `writable()` and queues a message, so a
+    /// connection's queue passes the low-water mark by at most one message however many sessions it
+    /// has bound (otherwise every waiting pump would pass `writable()` together, each queue a message,
+    /// and a client that reads could pass the transport's hard limit and be dropped).
+    private func takeSendTurn(_ connectionID: UInt64) async {
+        guard sendTurns[connectionID] != nil else {
+            sendTurns[connectionID] = []
+            return
+        }
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            sendTurns[connectionID, default: []].append(continuation)
+        }
+    }
+
+    /// Hands the connection's send turn to the next waiting pump, or frees it.
+    private func passSendTurn(_ connectionID: UInt64) {
+        guard var waiters = sendTurns[connectionID], !waiters.isEmpty else {
+            sendTurns[connectionID] = nil
+            return
+        }
+        let next = waiters.removeFirst()
+        sendTurns[connectionID] = waiters
+        next.resume()
     }
 
     /// The session's next message and the cursor after it; `nil` (and the session failed) when the store
