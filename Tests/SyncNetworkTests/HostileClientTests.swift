@@ -84,6 +84,115 @@ import Testing
         #expect(peak <= bound, "peak \(peak), bound \(bound)")
         await server.stop()
     }
+
+    // MARK: Item 3: nothing before authentication is expensive
+
+    @Test("a client that pings and never says hello is closed with 1008 once the hello timeout passes")
+    func noHello() async throws {
+        let server = try await SyncServer.listening(limits: WebSocketLimits(helloTimeout: .seconds(1)))
+        let port = try #require(server.webSocketEndpoint.flatMap { SyncEndpoint.port(of: $0) })
+        let outcome = try await offPool { () -> (code: UInt16?, pongs: Int) in
+            let socket = try RawSocket(port: port, timeout: .seconds(5))
+            try socket.upgrade()
+            // WebSocket pings every 50 ms, each pong read, for at most 15 s: they must not keep it open.
+            let deadline = ContinuousClock.now + .seconds(15)
+            var pongs = 0
+            while ContinuousClock.now < deadline {
+                do { try socket.send(clientFrame(opcode: 9, payload: [1])) } catch { return (nil, pongs) }
+                guard let frame = try socket.readFrame() else { return (nil, pongs) }
+                if frame.opcode == .close {
+                    return (UInt16(frame.payload[0]) << 8 | UInt16(frame.payload[1]), pongs)
+                }
+                pongs += 1
+                usleep(50_000)
+            }
+            return (0, pongs)
+        }
+        #expect(outcome.code == 1008, "\(outcome.pongs) pongs")
+        #expect(outcome.pongs > 0)
+        await server.stop()
+    }
+
+    @Test("before hello, a frame above the unauthenticated limit is refused from its header with 1009")
+    func largeFrameBeforeHello() async throws {
+        let server = try await SyncServer.listening()
+        let port = try #require(server.webSocketEndpoint.flatMap { SyncEndpoint.port(of: $0) })
+        let code = try await offPool { () -> UInt16? in
+            let socket = try RawSocket(port: port, timeout: .seconds(10))
+            try socket.upgrade()
+            // A header promising 1 MiB, and 16 bytes of it: the server must not wait for the rest.
+            let frame = clientFrame(opcode: 2, payload: [UInt8](repeating: 7, count: 16), declaredLength: 1 << 20)
+            try socket.send(frame)
+            return try socket.readCloseCode()
+        }
+        #expect(code == 1009)
+        await server.stop()
+    }
+
+    @Test("a hello with a 64 KiB API key is refused with 1009 before it is decoded")
+    func hugeAPIKey() async throws {
+        let server = try await SyncServer.listening()
+        let port = try #require(server.webSocketEndpoint.flatMap { SyncEndpoint.port(of: $0) })
+        let hello = frame(.hello(Hello(credential: .apiKey(String(repeating: "k", count: 64 << 10)))))
+        let code = try await offPool { () -> UInt16? in
+            let socket = try RawSocket(port: port, timeout: .seconds(10))
+            try socket.upgrade()
+            try socket.send(hello)
+            return try socket.readCloseCode()
+        }
+        #expect(code == 1009)
+        await server.stop()
+    }
+
+    @Test("hello, bind and a 1 MiB upload sent in one write: each is handled (the larger limit holds after welcome)")
+    func pipelinedAfterHello() async throws {
+        let server = try await SyncServer.listening()
+        let port = try #require(server.webSocketEndpoint.flatMap { SyncEndpoint.port(of: $0) })
+        let data = [UInt8](repeating: 3, count: 1 << 20)
+        let bytes =
+            frame(.hello(Hello(credential: .anonymous)))
+            + frame(.bind(Bind(sessionID: 1, partition: "p", clientFileID: 1, downloadedVersion: 0)))
+            + frame(.upload(Upload(sessionID: 1, changesets: [UploadChangeset(clientVersion: 1, data: data)])))
+        let messages = try await offPool { () -> [ServerMessage] in
+            let socket = try RawSocket(port: port, timeout: .seconds(10))
+            try socket.upgrade()
+            try socket.send(bytes)
+            var messages: [ServerMessage] = []
+            while messages.count < 3, let frame = try socket.readFrame(), frame.opcode == .binary {
+                messages.append(try ServerMessage(decoding: frame.payload))
+            }
+            return messages
+        }
+        #expect(messages.count == 3)
+        #expect(messages.first == .welcome(protocolVersion: WireProtocol.version))
+        #expect(
+            messages.last
+                == .download(
+                    Download(
+                        sessionID: 1, entries: [.acknowledged(serverVersion: 1, clientVersion: 1)], remainingBytes: 0)))
+        await server.stop()
+    }
+
+    @Test("a client that sends pings and never reads the pongs is dropped after a bounded amount (not 64 MiB)")
+    func pingsNeverRead() async throws {
+        let server = try await SyncServer.listening()
+        let port = try #require(server.webSocketEndpoint.flatMap { SyncEndpoint.port(of: $0) })
+        let pings = (0..<1000).flatMap { _ in clientFrame(opcode: 9, payload: [UInt8](repeating: 1, count: 125)) }
+        let (dropped, sent) = try await offPool { () -> (Bool, Int) in
+            let socket = try RawSocket(port: port, timeout: .seconds(20), receiveBufferBytes: 4096)
+            try socket.upgrade()
+            var sent = 0
+            // At most 96 MiB of pings (beyond the old 64 MiB limit), until the server drops the connection.
+            while sent < 96 << 20 {
+                do { try socket.send(pings) } catch { return (true, sent) }
+                sent += pings.count
+            }
+            return (false, sent)
+        }
+        #expect(dropped)
+        #expect(sent < 8 << 20, "\(sent) bytes of pings were sent before the drop")
+        await server.stop()
+    }
 }
 
 /// Hands a non-Sendable value to one thread at a time (the test's steps run one after another).

@@ -15,7 +15,7 @@ struct WebSocketFrameDecoder {
     enum Reader { case server, client }
 
     let reader: Reader
-    let maximumMessageBytes: Int
+    var maximumMessageBytes: Int
 
     /// The first frame at the start of `buffer[start...]` with the number of bytes it takes, or `nil` when
     /// more bytes are needed.

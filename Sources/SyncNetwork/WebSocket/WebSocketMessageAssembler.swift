@@ -18,7 +18,7 @@ struct WebSocketMessageAssembler {
         case close(WebSocketCloseCode?, String)
     }
 
-    let maximumMessageBytes: Int
+    var maximumMessageBytes: Int
     private var fragments: [UInt8] = []
     private var fragmentOpcode: WebSocketOpcode?
 
