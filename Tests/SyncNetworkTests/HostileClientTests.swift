@@ -6,6 +6,10 @@ import Testing
 
 @testable import SyncNetwork
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// Issue 23: a networked `SyncServer` against clients that are hostile or broken, over real loopback
 /// sockets (blocking socket work on threads of its own, every wait with a deadline).
 @Suite(.timeLimit(.minutes(3))) struct HostileClientTests {
@@ -191,6 +195,133 @@ import Testing
         }
         #expect(dropped)
         #expect(sent < 8 << 20, "\(sent) bytes of pings were sent before the drop")
+        await server.stop()
+    }
+
+    // MARK: Item 4: connection limits before the upgrade
+
+    @Test("a server at its connection limit answers the upgrade with 503, never 101")
+    func fullAnswers503() async throws {
+        let server = try await SyncServer.listening(configuration: .init(maximumConnections: 1))
+        let endpoint = try #require(server.webSocketEndpoint)
+        let port = try #require(SyncEndpoint.port(of: endpoint))
+        let first = Peer(endpoint)
+        try await first.welcome()
+        let head = try await offPool { () -> String in
+            let socket = try RawSocket(port: port, timeout: .seconds(10))
+            try socket.send(WebSocketHandshake.request(host: "127.0.0.1", port: port, key: "dGhlIHNhbXBsZSBub25jZQ=="))
+            return try socket.readHead()
+        }
+        #expect(head.hasPrefix("HTTP/1.1 503"), "\(head)")
+        #expect(try await first.pings(id: 1))
+        await server.stop()
+    }
+
+    @Test("past maximumHandshakingConnections a new socket is closed at once; the ones handshaking are kept")
+    func handshakeCap() async throws {
+        let limits = WebSocketLimits(handshakeTimeout: .seconds(60), maximumHandshakingConnections: 2)
+        let server = try await SyncServer.listening(limits: limits)
+        let port = try #require(server.webSocketEndpoint.flatMap { SyncEndpoint.port(of: $0) })
+        let outcome = try await offPool { () -> (closed: Bool, firstStillOpen: Bool) in
+            // Two sockets that connect and send half a request, then nothing.
+            let idle = try (0..<2).map { _ in try RawSocket(port: port, timeout: .seconds(5)) }
+            for socket in idle { try socket.send("GET / HTTP/1.1\r\n") }
+            usleep(200_000)  // lets the listener accept them
+            let third = try RawSocket(port: port, timeout: .seconds(5))
+            let closed: Bool
+            do { closed = try third.readUntilClosed() } catch RawSocketError.failed { closed = true }
+            // The first is still handshaking: finishing its request upgrades it.
+            try idle[0].send(
+                "Host: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\n"
+                    + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n")
+            return (closed, try idle[0].readHead().hasPrefix("HTTP/1.1 101"))
+        }
+        #expect(outcome.closed)
+        #expect(outcome.firstStillOpen)
+        await server.stop()
+    }
+
+    @Test("with too few descriptors left in reserve, a new socket is closed at once instead of upgraded")
+    func descriptorReserve() async throws {
+        var limit = rlimit()
+        getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+        // A reserve as large as the whole limit: every accepted descriptor falls into it.
+        let limits = WebSocketLimits(reservedDescriptors: Int(clamping: limit.rlim_cur))
+        let server = try await SyncServer.listening(limits: limits)
+        let port = try #require(server.webSocketEndpoint.flatMap { SyncEndpoint.port(of: $0) })
+        let closed = try await offPool { () -> Bool in
+            let socket = try RawSocket(port: port, timeout: .seconds(5))
+            try socket.send(WebSocketHandshake.request(host: "127.0.0.1", port: port, key: "dGhlIHNhbXBsZSBub25jZQ=="))
+            do { return try socket.readUntilClosed() } catch RawSocketError.failed { return true }
+        }
+        #expect(closed)
+        await server.stop()
+    }
+
+    /// A welcomed raw socket, then `bytes`; returns the close code the server sends.
+    func closeCode(after bytes: [UInt8], port: Int) async throws -> UInt16? {
+        let hello = frame(.hello(Hello(credential: .anonymous)))
+        return try await offPool { () -> UInt16? in
+            let socket = try RawSocket(port: port, timeout: .seconds(10))
+            try socket.upgrade()
+            try socket.send(hello)
+            _ = try socket.readFrame()
+            try socket.send(bytes)
+            return try socket.readCloseCode()
+        }
+    }
+
+    @Test("a text frame is refused with 1003 from its header, before its payload arrives")
+    func textRefusedOnArrival() async throws {
+        let server = try await SyncServer.listening()
+        let port = try #require(server.webSocketEndpoint.flatMap { SyncEndpoint.port(of: $0) })
+        let text = clientFrame(opcode: 1, payload: Array("abcd".utf8), declaredLength: 1 << 20)
+        #expect(try await closeCode(after: text, port: port) == 1003)
+        await server.stop()
+    }
+
+    @Test("a message in 1-byte fragments is refused with 1008")
+    func tinyFragments() async throws {
+        let server = try await SyncServer.listening()
+        let port = try #require(server.webSocketEndpoint.flatMap { SyncEndpoint.port(of: $0) })
+        let message = ClientMessage.ping(id: 7).encoded()
+        var bytes = clientFrame(fin: false, opcode: 2, payload: [message[0]])
+        for byte in message.dropFirst().dropLast() { bytes += clientFrame(fin: false, opcode: 0, payload: [byte]) }
+        bytes += clientFrame(opcode: 0, payload: [message.last!])
+        #expect(try await closeCode(after: bytes, port: port) == 1008)
+        await server.stop()
+    }
+
+    @Test("a message in more than maximumFragmentsPerMessage fragments is refused with 1008")
+    func tooManyFragments() async throws {
+        let limits = WebSocketLimits(maximumFragmentsPerMessage: 4)
+        let server = try await SyncServer.listening(limits: limits)
+        let port = try #require(server.webSocketEndpoint.flatMap { SyncEndpoint.port(of: $0) })
+        let chunk = [UInt8](repeating: 0, count: 4096)
+        var bytes = clientFrame(fin: false, opcode: 2, payload: chunk)
+        for _ in 0..<5 { bytes += clientFrame(fin: false, opcode: 0, payload: chunk) }
+        bytes += clientFrame(opcode: 0, payload: chunk)
+        #expect(try await closeCode(after: bytes, port: port) == 1008)
+        await server.stop()
+    }
+
+    @Test("a handshake that arrives one byte per write is scanned as it comes and upgraded")
+    func handshakeByteByByte() async throws {
+        let server = try await SyncServer.listening()
+        let port = try #require(server.webSocketEndpoint.flatMap { SyncEndpoint.port(of: $0) })
+        let head = try await offPool { () -> String in
+            let socket = try RawSocket(port: port, timeout: .seconds(10))
+            var noDelay: Int32 = 1
+            setsockopt(
+                socket.descriptor, Int32(IPPROTO_TCP), TCP_NODELAY, &noDelay, socklen_t(MemoryLayout<Int32>.size))
+            let request = WebSocketHandshake.request(host: "127.0.0.1", port: port, key: "dGhlIHNhbXBsZSBub25jZQ==")
+            for byte in request {
+                try socket.send([byte])
+                usleep(500)
+            }
+            return try socket.readHead()
+        }
+        #expect(head.hasPrefix("HTTP/1.1 101"), "\(head)")
         await server.stop()
     }
 }

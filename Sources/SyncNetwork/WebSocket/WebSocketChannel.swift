@@ -66,6 +66,8 @@ final class WebSocketChannel: EventLoopHandler, @unchecked Sendable {
     /// Set once the first message arrived before authentication: nothing more is processed until then.
     private var heldForAuthentication = false
     private var helloTimer: UInt64?
+    /// How far `input` was searched for the end of the handshake head.
+    private var headScanned = 0
     private var assembler: WebSocketMessageAssembler
 
     /// A channel for `descriptor` (connected, or connecting when `connecting` is true).
@@ -79,7 +81,11 @@ final class WebSocketChannel: EventLoopHandler, @unchecked Sendable {
         case .server: decoder = WebSocketFrameDecoder(reader: .server, maximumMessageBytes: limits.maximumMessageBytes)
         case .client: decoder = WebSocketFrameDecoder(reader: .client, maximumMessageBytes: limits.maximumMessageBytes)
         }
-        assembler = WebSocketMessageAssembler(maximumMessageBytes: limits.maximumMessageBytes)
+        assembler = WebSocketMessageAssembler(
+            maximumMessageBytes: limits.maximumMessageBytes, maximumFragments: limits.maximumFragmentsPerMessage,
+            minimumFragmentBytes: limits.minimumFragmentBytes)
+        // The sync protocol is binary: a text frame is refused from its header, before its payload is read.
+        decoder.refusesText = true
         awaitingAuthentication = false
         if case .server = role, limits.helloTimeout != nil || limits.maximumUnauthenticatedMessageBytes != nil {
             awaitingAuthentication = true
@@ -358,7 +364,11 @@ final class WebSocketChannel: EventLoopHandler, @unchecked Sendable {
 
     private func processHandshake() {
         let pending = input[inputStart...]
-        guard let headEnd = WebSocketHandshake.headEnd(in: pending) else {
+        // Only the bytes not scanned yet (and the 3 before them) are looked at: a head that arrives a byte
+        // at a time costs linear, not quadratic, time.
+        let scanFrom = max(inputStart, headScanned - 3)
+        guard let headEnd = WebSocketHandshake.headEnd(in: input[scanFrom...]) else {
+            headScanned = input.count
             if pending.count > limits.maximumHandshakeBytes { refuseHandshake(431, "Request Header Fields Too Large") }
             return
         }
@@ -370,7 +380,13 @@ final class WebSocketChannel: EventLoopHandler, @unchecked Sendable {
         inputStart = headEnd
         switch role {
         case .server:
-            switch WebSocketHandshake.answer(request: head) {
+            var decision = WebSocketHandshake.answer(request: head)
+            if case .accept = decision, delegate?.channelShouldOpen(self) == false {
+                decision = .refuse(
+                    response: WebSocketHandshake.response(503, "Service Unavailable", headers: ["Retry-After: 5"]),
+                    reason: "the server is not accepting connections")
+            }
+            switch decision {
             case .accept(let response):
                 send(response, counted: false)
                 open()

@@ -33,6 +33,17 @@ public struct WebSocketLimits: Sendable, Hashable {
     /// then waits for the application's answer, so nothing more is buffered. `nil`: no separate limit.
     /// `SyncServer.listening` uses the configuration's credential limit plus 1 KiB when `nil`.
     public var maximumUnauthenticatedMessageBytes: Int?
+    /// Servers only: connections accepted and still in their opening handshake past which a new one is
+    /// closed at once (before any byte is read). Default: 1,024.
+    public var maximumHandshakingConnections: Int
+    /// Servers only: descriptors kept free for everything else (partition files, the store): a connection
+    /// accepted when fewer than this many descriptors are left below `RLIMIT_NOFILE` is closed at once.
+    /// Default: 64.
+    public var reservedDescriptors: Int
+    /// The most frames one fragmented message may take (beyond: 1008). Default: 1,024.
+    public var maximumFragmentsPerMessage: Int
+    /// The fewest bytes a fragment other than a message's last may carry (less: 1008). Default: 512.
+    public var minimumFragmentBytes: Int
     /// How long the server lets an open connection send nothing at all before it drops it (TCP closed,
     /// no close handshake): a client that vanished without closing (a half-open connection), or that
     /// stopped in the middle of a frame. Default: 300 s. The engine pings every `pingInterval` (60 s)
@@ -51,7 +62,11 @@ public struct WebSocketLimits: Sendable, Hashable {
         idleTimeout: Duration = .seconds(300),
         maximumQueuedControlBytes: Int = 64 << 10,
         helloTimeout: Duration? = nil,
-        maximumUnauthenticatedMessageBytes: Int? = nil
+        maximumUnauthenticatedMessageBytes: Int? = nil,
+        maximumHandshakingConnections: Int = 1024,
+        reservedDescriptors: Int = 64,
+        maximumFragmentsPerMessage: Int = 1024,
+        minimumFragmentBytes: Int = 512
     ) {
         self.maximumMessageBytes = maximumMessageBytes
         self.maximumHandshakeBytes = maximumHandshakeBytes
@@ -64,5 +79,9 @@ public struct WebSocketLimits: Sendable, Hashable {
         self.maximumQueuedControlBytes = maximumQueuedControlBytes
         self.helloTimeout = helloTimeout
         self.maximumUnauthenticatedMessageBytes = maximumUnauthenticatedMessageBytes
+        self.maximumHandshakingConnections = maximumHandshakingConnections
+        self.reservedDescriptors = reservedDescriptors
+        self.maximumFragmentsPerMessage = maximumFragmentsPerMessage
+        self.minimumFragmentBytes = minimumFragmentBytes
     }
 }
