@@ -15,8 +15,9 @@ import SyncWire
 /// `503 Service Unavailable` instead of `101`. Past `limits.maximumHandshakingConnections` connections
 /// in their handshake, or with fewer than `limits.reservedDescriptors` descriptors left below
 /// `RLIMIT_NOFILE`, a new connection is closed as soon as it is accepted. An open connection that sends nothing for `limits.idleTimeout` is dropped
-/// (checked every quarter of it). When `accept` fails for lack of descriptors (`EMFILE`, `ENFILE`) the
-/// listener stops accepting for 100 ms instead of spinning; open connections are not affected.
+/// (checked every quarter of it). When `accept` fails for lack of descriptors or memory (any error but a
+/// connection aborted in the queue, see `backsOff(afterAcceptError:)`) the listener stops accepting for
+/// 100 ms instead of spinning; open connections are not affected.
 /// `shutDown()` stops accepting, closes every connection with 1001 (going away) — waiting for each close
 /// handshake at most `limits.closeTimeout` — and stops the loop.
 package final class WebSocketListener: EventLoopHandler, @unchecked Sendable {
@@ -121,6 +122,14 @@ package final class WebSocketListener: EventLoopHandler, @unchecked Sendable {
 
     // MARK: Accepting (on the loop)
 
+    /// Whether `accept` failing with `code` pauses accepting for a moment: every error but those that
+    /// concern only the connection being accepted (it was reset or aborted while queued, or the call was
+    /// interrupted). A level-triggered listener that returned on a persistent error (`EMFILE`, `ENFILE`,
+    /// `ENOBUFS`, `ENOMEM`…) would be reported ready again at once: the loop would spin.
+    static func backsOff(afterAcceptError code: Int32) -> Bool {
+        code != ECONNABORTED && code != EINTR && code != EPROTO && code != EPERM
+    }
+
     func handle(_ readiness: Readiness) {
         // At most 64 per wakeup, so a flood of connections does not starve the open ones.
         for _ in 0..<64 {
@@ -135,15 +144,18 @@ package final class WebSocketListener: EventLoopHandler, @unchecked Sendable {
                     continue
                 }
                 adopt(Int32(accepted))
-            case .failed(let code) where code == EMFILE || code == ENFILE:
-                // Out of descriptors: stop accepting for a moment rather than spin on a ready listener.
+            case .failed(let code) where Self.backsOff(afterAcceptError: code):
+                // Out of descriptors or memory: stop accepting for a moment rather than spin on a ready
+                // listener.
                 loop.setInterest(descriptor, readable: false, writable: false)
                 loop.schedule(after: .milliseconds(100)) { [weak self] in
                     guard let self, self.descriptor >= 0 else { return }
                     self.loop.setInterest(self.descriptor, readable: true, writable: false)
                 }
                 return
-            default:
+            case .failed:
+                continue  // that connection is gone; the next one may be fine
+            case .wouldBlock, .endOfFile:
                 return
             }
         }
