@@ -30,6 +30,9 @@ if options.showHelp {
 }
 
 signal(SIGPIPE, SIG_IGN)
+// What the server creates — its data directory, partition logs, lock — is for its own user only (0700 and
+// 0600): the logs hold every client's data.
+umask(0o077)
 // Before anything else can fail for lack of descriptors: each connection needs one, each loaded partition two.
 DescriptorLimit.raiseToHardLimit()
 // Dispatch takes the descriptors it needs now, so that running out later fails our calls, not its own.
@@ -37,6 +40,9 @@ await StopSignal.prepareDispatch()
 var authentication = SyncServer.Authentication.anonymousAllowed
 if let path = options.apiKeysFile {
     do { authentication = .apiKeys(try APIKeysFile.load(path: path)) } catch { fail("\(error)", status: 1) }
+    for warning in APIKeysFile.warnings(path: path) {
+        FileHandleOutput.standardError("sync-server: warning: \(warning)\n")
+    }
 }
 let store: FilePartitionStore
 do {
