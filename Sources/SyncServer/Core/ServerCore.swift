@@ -116,7 +116,7 @@ actor ServerCore {
 
     /// Sends a connection-level error, then closes the connection and unbinds its sessions.
     private func fail(_ connection: ConnectionState, _ code: ProtocolErrorCode, _ message: String) {
-        logger.log(.warn, Self.category, "connection \(connection.handle.id) closed: \(code): \(message)")
+        logger.log(.warn, Self.category, "connection \(connection.handle.id) closed: \(code): \(message.escapedForLog)")
         connection.handle.send(.error(ProtocolError(code: code, message: message)))
         connection.handle.close()
         endAllSessions(of: connection)
@@ -185,7 +185,7 @@ actor ServerCore {
         partition.subscribers[session.key] = session
         logger.log(
             .detail, Self.category,
-            "connection \(connection.handle.id) bound session \(sessionID) to \(bind.partition) from version "
+            "connection \(connection.handle.id) bound session \(sessionID) to \(bind.partition.escapedForLog) from version "
                 + "\(bind.downloadedVersion) of \(partition.latestVersion)")
         startPump(session)
     }
@@ -226,7 +226,7 @@ actor ServerCore {
         }
         logger.log(
             .debug, Self.category,
-            "\(partition.name): integrated versions \(stored[0].serverVersion)…\(partition.latestVersion) from client "
+            "\(partition.name.escapedForLog): integrated versions \(stored[0].serverVersion)…\(partition.latestVersion) from client "
                 + "file \(session.clientFileID)")
         for subscriber in partition.subscribers.values { startPump(subscriber) }
         await clientFileSeen(session.clientFileID, in: partition)
@@ -275,11 +275,12 @@ actor ServerCore {
     ) {
         logger.log(
             code == .internalError ? .error : .warn, Self.category,
-            "connection \(handle.id), session \(sessionID): \(code): \(message)")
+            "connection \(handle.id), session \(sessionID): \(code): \(message.escapedForLog)")
         let error = ProtocolError(
             sessionID: sessionID,
             code: code,
-            message: message,
+            // The details of a storage failure (paths, errno text, the store's errors) stay in the log.
+            message: code == .internalError ? "the server's storage failed; retry later" : message,
             retryAfterMilliseconds: retryAfterMilliseconds,
             clientReset: clientReset
         )
