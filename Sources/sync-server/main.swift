@@ -63,6 +63,11 @@ do {
 guard case .webSocket(let host, let port) = server.webSocketEndpoint?.kind else { fail("no endpoint", status: 1) }
 let url = host.contains(":") ? "ws://[\(host)]:\(port)" : "ws://\(host):\(port)"
 FileHandleOutput.standardOutput("sync-server listening on \(url) (data: \(options.dataDirectory!))\n")
+if options.apiKeysFile == nil && !isLoopback(host) {
+    FileHandleOutput.standardError(
+        "sync-server: warning: anonymous access on \(host), which is not a loopback address: anyone who can reach "
+            + "\(url) may read and write every partition (give --api-keys FILE, or --host 127.0.0.1)\n")
+}
 
 // Wait for SIGINT or SIGTERM, then stop cleanly.
 let received = await stopSignal.wait()
