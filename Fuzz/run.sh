@@ -61,6 +61,7 @@ for target in "${targets[@]}"; do
     echo "==> run $target for ${seconds}s (corpus: $(ls "$corpus" | wc -l) files)"
     (cd "$scratch" && "../bin/$target" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
         -max_len=65536 -print_final_stats=1 corpus "../../../$corpus" 2>&1 | grep -E '^#[0-9]+.*DONE|stat::number_of_executed_units|ERROR|SUMMARY|crash-|Test unit written' || true)
+    rm -f /dev/shm/syncstreams-fuzz-recordlog-*.log /tmp/syncstreams-fuzz-recordlog-*.log  # the target's scratch log
     if ls "$scratch"/crash-* "$scratch"/leak-* "$scratch"/timeout-* "$scratch"/oom-* >/dev/null 2>&1; then
         echo "!! $target found a failing input: $(ls "$scratch"/crash-* "$scratch"/leak-* "$scratch"/timeout-* "$scratch"/oom-* 2>/dev/null)"
         exit 1
