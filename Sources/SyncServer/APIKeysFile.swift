@@ -1,5 +1,9 @@
 import Foundation
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// The API keys file of `sync-server --api-keys FILE`: which keys the server accepts and which partitions
 /// each may sync, as `SyncServer.Authentication.apiKeys` takes them.
 ///
@@ -44,17 +48,37 @@ public enum APIKeysFile {
     }
 
     /// The keys and their partition patterns in `text`.
+    ///
+    /// Lines end with LF or CRLF, and a byte-order mark at the start is skipped. The text is split by
+    /// Unicode scalars, not characters: "\r\n" is one `Character`, so splitting characters at "\n" kept a
+    /// CRLF file as one line (every later key became a pattern of the first).
     public static func parse(_ text: String) throws(Error) -> [String: Set<String>] {
         var keys: [String: Set<String>] = [:]
-        for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
-            let content = line.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
-            let fields = content.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\r" }).map(String.init)
+        var scalars = Substring(text).unicodeScalars
+        if scalars.first == "\u{FEFF}" { scalars = scalars.dropFirst() }
+        for (index, line) in scalars.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let content =
+                line.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first
+                ?? line[
+                    line.startIndex..<line.startIndex]
+            let fields = content.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\r" }).map {
+                String(String.UnicodeScalarView($0))
+            }
             guard let key = fields.first else { continue }
             guard fields.count > 1 else { throw .noPartitions(line: index + 1) }
             guard keys[key] == nil else { throw .duplicateKey(line: index + 1) }
             keys[key] = Set(fields.dropFirst())
         }
         return keys
+    }
+
+    /// Warnings about the file at `path` for the operator (empty when there is nothing to say): a keys
+    /// file that users other than its owner and group can read gives the keys away.
+    public static func warnings(path: String) -> [String] {
+        var status = stat()
+        guard stat(path, &status) == 0, status.st_mode & 0o004 != 0 else { return [] }
+        let mode = String(status.st_mode & 0o777, radix: 8)
+        return ["the API keys file \(path) can be read by every user (mode \(mode)): chmod 600 it"]
     }
 
     /// The keys in the file at `path` (read off the calling thread's responsibility: call it at start-up).

@@ -20,8 +20,11 @@ extension SyncServer {
             case (.apiKeys, .anonymous):
                 return nil
             case (.apiKeys(let keys), .apiKey(let key)):
-                guard let patterns = keys[key] else { return nil }
-                return PartitionAccess(patterns: patterns)
+                // Byte for byte: a dictionary matches canonically equivalent spellings (NFC, NFD) too.
+                guard let index = keys.index(forKey: key), keys[index].key.utf8.elementsEqual(key.utf8) else {
+                    return nil
+                }
+                return PartitionAccess(patterns: keys[index].value)
             }
         }
     }

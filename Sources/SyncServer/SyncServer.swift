@@ -80,7 +80,8 @@ public final class SyncServer: Sendable {
     /// Use a `FilePartitionStore` in `configuration` for a server whose logs survive restarts, or a store
     /// shared by several servers (front ends, see `PartitionStore`) to serve the same partitions from
     /// several processes or machines. `limits` bound each connection (default: `WebSocketLimits` with
-    /// `configuration.maximumMessageBytes`).
+    /// `configuration.maximumMessageBytes`; a `helloTimeout` of 10 s and a
+    /// `maximumUnauthenticatedMessageBytes` of `configuration.maximumCredentialBytes` + 1 KiB when `nil`).
     ///
     /// - Throws: `NetworkError` when the host cannot be resolved or the port cannot be bound.
     public static func listening(
@@ -93,6 +94,10 @@ public final class SyncServer: Sendable {
         var limits = limits ?? WebSocketLimits()
         if limits.maximumMessageBytes == WebSocketLimits().maximumMessageBytes {
             limits.maximumMessageBytes = configuration.maximumMessageBytes
+        }
+        if limits.helloTimeout == nil { limits.helloTimeout = .seconds(10) }
+        if limits.maximumUnauthenticatedMessageBytes == nil {
+            limits.maximumUnauthenticatedMessageBytes = configuration.maximumCredentialBytes + 1024
         }
         let listener = try await WebSocketListener.start(host: host, port: port, limits: limits, acceptor: acceptor)
         return SyncServer(configuration: configuration, core: core, registry: registry, listener: listener)

@@ -160,3 +160,8 @@ enum DescriptorLimit {
 /// The write end of `StopSignal`'s pipe, read by its signal handler (set once, before the handler is
 /// installed).
 nonisolated(unsafe) private var signalPipeWriteEnd: Int32 = -1
+
+/// Whether `host` (as the listener reports it) is a loopback address: only this machine can connect.
+func isLoopback(_ host: String) -> Bool {
+    host == "localhost" || host == "::1" || host.hasPrefix("127.")
+}

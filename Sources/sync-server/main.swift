@@ -30,6 +30,9 @@ if options.showHelp {
 }
 
 signal(SIGPIPE, SIG_IGN)
+// What the server creates — its data directory, partition logs, lock — is for its own user only (0700 and
+// 0600): the logs hold every client's data.
+umask(0o077)
 // Before anything else can fail for lack of descriptors: each connection needs one, each loaded partition two.
 DescriptorLimit.raiseToHardLimit()
 // Dispatch takes the descriptors it needs now, so that running out later fails our calls, not its own.
@@ -37,6 +40,9 @@ await StopSignal.prepareDispatch()
 var authentication = SyncServer.Authentication.anonymousAllowed
 if let path = options.apiKeysFile {
     do { authentication = .apiKeys(try APIKeysFile.load(path: path)) } catch { fail("\(error)", status: 1) }
+    for warning in APIKeysFile.warnings(path: path) {
+        FileHandleOutput.standardError("sync-server: warning: \(warning)\n")
+    }
 }
 let store: FilePartitionStore
 do {
@@ -57,6 +63,11 @@ do {
 guard case .webSocket(let host, let port) = server.webSocketEndpoint?.kind else { fail("no endpoint", status: 1) }
 let url = host.contains(":") ? "ws://[\(host)]:\(port)" : "ws://\(host):\(port)"
 FileHandleOutput.standardOutput("sync-server listening on \(url) (data: \(options.dataDirectory!))\n")
+if options.apiKeysFile == nil && !isLoopback(host) {
+    FileHandleOutput.standardError(
+        "sync-server: warning: anonymous access on \(host), which is not a loopback address: anyone who can reach "
+            + "\(url) may read and write every partition (give --api-keys FILE, or --host 127.0.0.1)\n")
+}
 
 // Wait for SIGINT or SIGTERM, then stop cleanly.
 let received = await stopSignal.wait()

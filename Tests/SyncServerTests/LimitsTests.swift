@@ -8,7 +8,7 @@ import Testing
 @Suite("Limits", .timeLimit(.minutes(2)))
 struct LimitsTests {
     @Test(
-        "maximumConnections over real sockets: the third of two allowed is closed with 1013, and admitted once one leaves"
+        "maximumConnections over real sockets: the third of two allowed is refused with 503 before the upgrade, and admitted once one leaves"
     )
     func maximumConnections() async throws {
         let server = try await SyncServer.listening(configuration: .init(maximumConnections: 2))
@@ -16,13 +16,13 @@ struct LimitsTests {
         let first = try await TestClient.welcomed(on: WebSocketTransport().connect(to: endpoint))
         let second = try await TestClient.welcomed(on: WebSocketTransport().connect(to: endpoint))
 
-        let third = try await TestClient(connection: WebSocketTransport().connect(to: endpoint))
-        let refusal = try await third.nextEvent()
-        guard case .closed(.connectionLost(let reason)) = refusal else {
-            Issue.record("expected the third connection to be closed, got \(refusal)")
+        var third = WebSocketTransport().connect(to: endpoint).events.makeAsyncIterator()
+        let refusal = await third.next()
+        guard case .closed(.refused(let reason)) = refusal else {
+            Issue.record("expected the third connection to be refused, got \(String(describing: refusal))")
             return
         }
-        #expect(reason.contains("1013"), "\(reason)")
+        #expect(reason.contains("503"), "\(reason)")
         #expect(server.connectionCount == 2)
         try await second.expectNothingPending()
 

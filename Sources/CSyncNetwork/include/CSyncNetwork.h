@@ -4,6 +4,9 @@
 
 #ifdef __linux__
 #include <sys/epoll.h>
+
+/// accept4(2) with SOCK_NONBLOCK | SOCK_CLOEXEC: glibc declares it only with _GNU_SOURCE.
+int csyncnetwork_accept_nonblocking_cloexec(int fd);
 #endif
 
 #endif

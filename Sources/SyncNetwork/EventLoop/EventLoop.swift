@@ -43,19 +43,13 @@ final class EventLoop: @unchecked Sendable {
         return try result.get()
     }
 
-    private struct Timer {
-        var deadline: ContinuousClock.Instant
-        var id: UInt64
-        var work: () -> Void
-    }
-
     private let poller: any Poller
     private let wakeReader: Int32
     private let wakeWriter: Int32
     private let pending = Locked<(tasks: [@Sendable () -> Void], stopping: Bool)>(([], false))
     private var handlers: [Int32: any EventLoopHandler] = [:]
-    private var timers: [Timer] = []
-    private var nextTimerID: UInt64 = 0
+    /// Timers by deadline (a heap: O(log n) to schedule, run or cancel one, O(1) to find the next).
+    private var timers = TimerHeap<() -> Void>()
     private let finished = Locked<[CheckedContinuation<Void, Never>]?>([])
     private let threadID = Locked<pthread_t?>(nil)
     /// One read buffer for every socket on the loop (they are read one at a time, on its thread), so a
@@ -140,13 +134,11 @@ final class EventLoop: @unchecked Sendable {
     /// in deadline order (those with equal deadlines in the order they were scheduled).
     @discardableResult
     func schedule(at deadline: ContinuousClock.Instant, _ work: @escaping () -> Void) -> UInt64 {
-        nextTimerID += 1
-        timers.append(Timer(deadline: deadline, id: nextTimerID, work: work))
-        return nextTimerID
+        timers.insert(deadline: deadline, work)
     }
 
     func cancelTimer(_ id: UInt64) {
-        timers.removeAll { $0.id == id }
+        timers.cancel(id)
     }
 
     // MARK: Stopping
@@ -190,7 +182,7 @@ final class EventLoop: @unchecked Sendable {
             if stopping { break }
         }
         handlers = [:]
-        timers = []
+        timers.removeAll()
         poller.remove(wakeReader)
         Socket.close(wakeReader)
         Socket.close(wakeWriter)
@@ -203,7 +195,7 @@ final class EventLoop: @unchecked Sendable {
 
     private func nextTimeout() -> Int32 {
         if pending.withLock({ !$0.tasks.isEmpty || $0.stopping }) { return 0 }
-        guard let soonest = timers.min(by: { $0.deadline < $1.deadline })?.deadline else { return -1 }
+        guard let soonest = timers.earliest else { return -1 }
         let remaining = ContinuousClock.now.duration(to: soonest)
         if remaining <= .zero { return 0 }
         let (seconds, attoseconds) = remaining.components
@@ -212,12 +204,11 @@ final class EventLoop: @unchecked Sendable {
     }
 
     private func runDueTimers() {
-        guard !timers.isEmpty else { return }
         let now = ContinuousClock.now
-        let due = timers.filter { $0.deadline <= now }.sorted { ($0.deadline, $0.id) < ($1.deadline, $1.id) }
-        guard !due.isEmpty else { return }
-        timers.removeAll { $0.deadline <= now }
-        for timer in due { timer.work() }
+        // Those due now, in deadline order; timers they schedule run in a later round.
+        var due: [() -> Void] = []
+        while let work = timers.popDue(now: now) { due.append(work) }
+        for work in due { work() }
     }
 
     private func drainWakeups() {

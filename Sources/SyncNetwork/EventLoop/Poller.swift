@@ -70,7 +70,12 @@ final class PollPoller: Poller {
 
         private func control(_ operation: Int32, _ descriptor: Int32, readable: Bool, writable: Bool) {
             var event = epoll_event()
-            event.events = (readable ? EPOLLIN.rawValue : 0) | (writable ? EPOLLOUT.rawValue : 0) | EPOLLRDHUP.rawValue
+            // EPOLLRDHUP only with EPOLLIN: it is level-triggered, so a peer's FIN while reading is paused
+            // (backpressure) would be reported on every wait and spin the loop until reading resumed. The
+            // FIN is then seen as the end of the stream once reading resumes; EPOLLHUP/EPOLLERR (the
+            // connection is gone entirely) are always reported, and the channel closes on them.
+            event.events =
+                (readable ? EPOLLIN.rawValue | EPOLLRDHUP.rawValue : 0) | (writable ? EPOLLOUT.rawValue : 0)
             event.data.fd = descriptor
             _ = epoll_ctl(epoll, operation, descriptor, &event)
         }

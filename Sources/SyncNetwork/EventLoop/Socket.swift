@@ -1,4 +1,5 @@
 #if canImport(Glibc)
+    import CSyncNetwork
     import Glibc
 #elseif canImport(Darwin)
     import Darwin
@@ -69,7 +70,8 @@ enum Socket {
 
     private static func makeSocket(family: Int32) -> Int32 {
         #if canImport(Glibc)
-            let descriptor = socket(family, Int32(SOCK_STREAM.rawValue), 0)
+            // Close-on-exec from its creation: no window in which another thread's fork/exec inherits it.
+            let descriptor = socket(family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         #else
             let descriptor = socket(family, SOCK_STREAM, 0)
         #endif
@@ -210,4 +212,9 @@ private func systemRead(_ fd: Int32, _ buffer: UnsafeMutableRawPointer?, _ count
 private func systemWrite(_ fd: Int32, _ buffer: UnsafeRawPointer?, _ count: Int) -> Int { write(fd, buffer, count) }
 private func systemClose(_ fd: Int32) -> Int32 { close(fd) }
 private func systemListen(_ fd: Int32, _ backlog: Int32) -> Int32 { listen(fd, backlog) }
-private func systemAccept(_ fd: Int32) -> Int32 { accept(fd, nil, nil) }
+#if os(Linux)
+    /// accept4: non-blocking and close-on-exec from the start (`configure` then only repeats it).
+    private func systemAccept(_ fd: Int32) -> Int32 { csyncnetwork_accept_nonblocking_cloexec(fd) }
+#else
+    private func systemAccept(_ fd: Int32) -> Int32 { accept(fd, nil, nil) }
+#endif

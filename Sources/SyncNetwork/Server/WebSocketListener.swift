@@ -11,10 +11,13 @@ import SyncWire
 /// A WebSocket server socket: accepts TCP connections on its own event loop thread, runs each one's
 /// opening handshake, and hands the upgraded connections to `acceptor`.
 ///
-/// Connections the acceptor refuses (the server is stopped or at its connection limit) are closed with
-/// 1013 (try again later). An open connection that sends nothing for `limits.idleTimeout` is dropped
-/// (checked every quarter of it). When `accept` fails for lack of descriptors (`EMFILE`, `ENFILE`) the
-/// listener stops accepting for 100 ms instead of spinning; open connections are not affected.
+/// Connections the acceptor refuses (the server is stopping or at its connection limit) are answered
+/// `503 Service Unavailable` instead of `101`. Past `limits.maximumHandshakingConnections` connections
+/// in their handshake, or with fewer than `limits.reservedDescriptors` descriptors left below
+/// `RLIMIT_NOFILE`, a new connection is closed as soon as it is accepted. An open connection that sends nothing for `limits.idleTimeout` is dropped
+/// (checked every quarter of it). When `accept` fails for lack of descriptors or memory (any error but a
+/// connection aborted in the queue, see `backsOff(afterAcceptError:)`) the listener stops accepting for
+/// 100 ms instead of spinning; open connections are not affected.
 /// `shutDown()` stops accepting, closes every connection with 1001 (going away) — waiting for each close
 /// handshake at most `limits.closeTimeout` — and stops the loop.
 package final class WebSocketListener: EventLoopHandler, @unchecked Sendable {
@@ -37,6 +40,19 @@ package final class WebSocketListener: EventLoopHandler, @unchecked Sendable {
     private var drained: [CheckedContinuation<Void, Never>] = []
     /// The outbound queues of open connections, and the largest of those that ended (any thread).
     private let outbound = Locked<(open: [ObjectIdentifier: OutboundBudget], endedPeak: Int)>(([:], 0))
+    /// Connections accepted and still in their opening handshake (on the loop).
+    private var handshaking = 0
+    /// The soft `RLIMIT_NOFILE` when the listener started: descriptors at or above it minus
+    /// `limits.reservedDescriptors` are closed at once.
+    private let descriptorLimit: Int = {
+        var limit = rlimit()
+        #if canImport(Glibc)
+            guard getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return .max }
+        #else
+            guard getrlimit(RLIMIT_NOFILE, &limit) == 0 else { return .max }
+        #endif
+        return Int(clamping: limit.rlim_cur)  // RLIM_INFINITY is the largest value: clamped to .max
+    }()
 
     private init(
         host: String, port: Int, descriptor: Int32, limits: WebSocketLimits, acceptor: any SyncConnectionAcceptor,
@@ -106,22 +122,40 @@ package final class WebSocketListener: EventLoopHandler, @unchecked Sendable {
 
     // MARK: Accepting (on the loop)
 
+    /// Whether `accept` failing with `code` pauses accepting for a moment: every error but those that
+    /// concern only the connection being accepted (it was reset or aborted while queued, or the call was
+    /// interrupted). A level-triggered listener that returned on a persistent error (`EMFILE`, `ENFILE`,
+    /// `ENOBUFS`, `ENOMEM`…) would be reported ready again at once: the loop would spin.
+    static func backsOff(afterAcceptError code: Int32) -> Bool {
+        code != ECONNABORTED && code != EINTR && code != EPROTO && code != EPERM
+    }
+
     func handle(_ readiness: Readiness) {
         // At most 64 per wakeup, so a flood of connections does not starve the open ones.
         for _ in 0..<64 {
             guard descriptor >= 0 else { return }
             switch Socket.accept(descriptor) {
             case .transferred(let accepted):
+                guard handshaking < limits.maximumHandshakingConnections,
+                    accepted < descriptorLimit - limits.reservedDescriptors
+                else {
+                    // Too many half-open handshakes, or the descriptors left are kept for the store.
+                    Socket.close(Int32(accepted))
+                    continue
+                }
                 adopt(Int32(accepted))
-            case .failed(let code) where code == EMFILE || code == ENFILE:
-                // Out of descriptors: stop accepting for a moment rather than spin on a ready listener.
+            case .failed(let code) where Self.backsOff(afterAcceptError: code):
+                // Out of descriptors or memory: stop accepting for a moment rather than spin on a ready
+                // listener.
                 loop.setInterest(descriptor, readable: false, writable: false)
                 loop.schedule(after: .milliseconds(100)) { [weak self] in
                     guard let self, self.descriptor >= 0 else { return }
                     self.loop.setInterest(self.descriptor, readable: true, writable: false)
                 }
                 return
-            default:
+            case .failed:
+                continue  // that connection is gone; the next one may be fine
+            case .wouldBlock, .endOfFile:
                 return
             }
         }
@@ -139,6 +173,7 @@ package final class WebSocketListener: EventLoopHandler, @unchecked Sendable {
         connections[id] = connection
         channels[id] = channel
         outbound.withLock { $0.open[id] = connection.budget }
+        handshaking += 1
         channel.start()
     }
 
@@ -147,21 +182,29 @@ package final class WebSocketListener: EventLoopHandler, @unchecked Sendable {
     private final class Adopter: WebSocketChannelDelegate {
         weak var listener: WebSocketListener?
         let connection: WebSocketServerConnection
+        /// Until the handshake request was answered (or the channel ended before).
+        private var isHandshaking = true
         init(listener: WebSocketListener, connection: WebSocketServerConnection) {
             self.listener = listener
             self.connection = connection
         }
-        func channelOpened(_ channel: WebSocketChannel) {
-            guard let listener, !listener.goingAway.withLock({ $0 }), listener.acceptor.accept(connection) else {
-                channel.close(.tryAgainLater, reason: "the server is not accepting connections")
-                return
-            }
+        private func handshakeEnded() {
+            guard isHandshaking else { return }
+            isHandshaking = false
+            listener?.handshaking -= 1
         }
+        func channelShouldOpen(_ channel: WebSocketChannel) -> Bool {
+            handshakeEnded()
+            guard let listener, !listener.goingAway.withLock({ $0 }) else { return false }
+            return listener.acceptor.accept(connection)
+        }
+        func channelOpened(_ channel: WebSocketChannel) {}
         func channel(_ channel: WebSocketChannel, received message: [UInt8]) -> Bool {
             connection.channel(channel, received: message)
         }
         func channel(_ channel: WebSocketChannel, wrote count: Int) { connection.channel(channel, wrote: count) }
         func channelEnded(_ channel: WebSocketChannel, _ end: WebSocketChannelEnd) {
+            handshakeEnded()
             connection.channelEnded(channel, end)
         }
     }

@@ -48,6 +48,10 @@ final class WebSocketServerConnection: SyncServerConnection, WebSocketChannelDel
     }
 
     func send(_ message: ServerMessage) {
+        if case .welcome = message {
+            // The client is authenticated: its channel lifts the limits that applied until now.
+            loop.execute { [self] in channel?.authenticated() }
+        }
         let payload = message.encoded()
         let header = WebSocketFrame.header(opcode: .binary, length: payload.count, maskingKey: nil)
         let size = header.count + payload.count

@@ -9,7 +9,12 @@
 ///   it holds too much (`received` returns `false`), so TCP slows a fast sender down.
 /// - Answers pings with pongs; text messages are refused with 1003 (the sync protocol is binary).
 /// - Control frames and handshake text queued but not written (a peer that pings and never reads) are
-///   bounded by `limits.outboundHardLimit`: past it the connection is dropped.
+///   bounded by `limits.maximumQueuedControlBytes`: past it the connection is dropped.
+/// - **Server, before authentication** (when `limits.helloTimeout` or
+///   `limits.maximumUnauthenticatedMessageBytes` is set): frames and messages are limited to the
+///   smaller size; after the first message the channel reads nothing more until `authenticated()` (so
+///   nothing else is buffered); and the connection is closed with 1008 if `authenticated()` is not
+///   called within `helloTimeout` of the handshake (pings do not extend it).
 /// - A peer's protocol violation fails the connection: a close frame with the violation's code, then
 ///   the socket is closed.
 /// - Close handshake: the side that closes sends a close frame and waits (at most `closeTimeout`) for the
@@ -55,7 +60,14 @@ final class WebSocketChannel: EventLoopHandler, @unchecked Sendable {
     private var failed = false
     private var end: WebSocketChannelEnd?
     private var timer: UInt64?
-    private let decoder: WebSocketFrameDecoder
+    private var decoder: WebSocketFrameDecoder
+    /// Server: set until `authenticated()`, when the channel applies the unauthenticated limits.
+    private var awaitingAuthentication: Bool
+    /// Set once the first message arrived before authentication: nothing more is processed until then.
+    private var heldForAuthentication = false
+    private var helloTimer: UInt64?
+    /// How far `input` was searched for the end of the handshake head.
+    private var headScanned = 0
     private var assembler: WebSocketMessageAssembler
 
     /// A channel for `descriptor` (connected, or connecting when `connecting` is true).
@@ -69,7 +81,40 @@ final class WebSocketChannel: EventLoopHandler, @unchecked Sendable {
         case .server: decoder = WebSocketFrameDecoder(reader: .server, maximumMessageBytes: limits.maximumMessageBytes)
         case .client: decoder = WebSocketFrameDecoder(reader: .client, maximumMessageBytes: limits.maximumMessageBytes)
         }
-        assembler = WebSocketMessageAssembler(maximumMessageBytes: limits.maximumMessageBytes)
+        assembler = WebSocketMessageAssembler(
+            maximumMessageBytes: limits.maximumMessageBytes, maximumFragments: limits.maximumFragmentsPerMessage,
+            minimumFragmentBytes: limits.minimumFragmentBytes)
+        // The sync protocol is binary: a text frame is refused from its header, before its payload is read.
+        decoder.refusesText = true
+        awaitingAuthentication = false
+        if case .server = role, limits.helloTimeout != nil || limits.maximumUnauthenticatedMessageBytes != nil {
+            awaitingAuthentication = true
+            let small = min(limits.maximumMessageBytes, limits.maximumUnauthenticatedMessageBytes ?? .max)
+            decoder.maximumMessageBytes = small
+            assembler.maximumMessageBytes = small
+        }
+    }
+
+    /// Server: the application authenticated the client. Lifts the unauthenticated limits, cancels the
+    /// hello deadline and goes on with what arrived meanwhile.
+    func authenticated() {
+        guard awaitingAuthentication else { return }
+        awaitingAuthentication = false
+        decoder.maximumMessageBytes = limits.maximumMessageBytes
+        assembler.maximumMessageBytes = limits.maximumMessageBytes
+        if let helloTimer { loop.cancelTimer(helloTimer) }
+        helloTimer = nil
+        releaseHold()
+    }
+
+    /// Goes on reading and processing after the message held for authentication.
+    private func releaseHold() {
+        guard heldForAuthentication else { return }
+        heldForAuthentication = false
+        guard phase == .open, !shutDownAfterFlush || closeReceived else { return }
+        readPaused = false
+        process()
+        updateInterest()
     }
 
     var isClient: Bool {
@@ -97,10 +142,10 @@ final class WebSocketChannel: EventLoopHandler, @unchecked Sendable {
         output.append(Chunk(bytes: bytes, counted: counted))
         if !counted {
             uncountedQueued += bytes.count
-            if uncountedQueued > limits.outboundHardLimit {
+            if uncountedQueued > limits.maximumQueuedControlBytes {
                 abort(
                     "the peer did not read: \(uncountedQueued) bytes of control frames were queued, the limit is "
-                        + "\(limits.outboundHardLimit)")
+                        + "\(limits.maximumQueuedControlBytes)")
                 return
             }
         }
@@ -132,6 +177,8 @@ final class WebSocketChannel: EventLoopHandler, @unchecked Sendable {
             if closeReceived { shutDownAfterFlush = true }
             sendClose(code, reason: reason)
             armCloseTimer()
+            // A client refused before authentication: read on, so that its close frame is seen.
+            releaseHold()
         }
     }
 
@@ -157,7 +204,9 @@ final class WebSocketChannel: EventLoopHandler, @unchecked Sendable {
 
     /// Reads the socket again after `received` returned `false`.
     func resumeReading() {
-        guard phase != .closed, readPaused, !shutDownAfterFlush || closeReceived else { return }
+        guard phase != .closed, readPaused, !heldForAuthentication, !shutDownAfterFlush || closeReceived else {
+            return
+        }
         readPaused = false
         updateInterest()
     }
@@ -255,7 +304,7 @@ final class WebSocketChannel: EventLoopHandler, @unchecked Sendable {
         if phase == .handshaking { processHandshake() }
         guard phase == .open else { return }
         do {
-            while phase == .open, !failed {
+            while phase == .open, !failed, !heldForAuthentication {
                 guard let (frame, consumed) = try decoder.decode(input, from: inputStart) else { break }
                 inputStart += consumed
                 guard let event = try assembler.take(frame) else { continue }
@@ -284,7 +333,12 @@ final class WebSocketChannel: EventLoopHandler, @unchecked Sendable {
         switch event {
         case .binary(let message):
             guard !closeSent else { return }  // data after our close frame is discarded (§5.5.1)
-            if delegate?.channel(self, received: message) == false {
+            let wantsMore = delegate?.channel(self, received: message) != false
+            if awaitingAuthentication && phase == .open {
+                // One message (the hello) until the application answers it: nothing else is buffered.
+                heldForAuthentication = true
+            }
+            if !wantsMore || heldForAuthentication {
                 readPaused = true
                 updateInterest()
             }
@@ -310,7 +364,11 @@ final class WebSocketChannel: EventLoopHandler, @unchecked Sendable {
 
     private func processHandshake() {
         let pending = input[inputStart...]
-        guard let headEnd = WebSocketHandshake.headEnd(in: pending) else {
+        // Only the bytes not scanned yet (and the 3 before them) are looked at: a head that arrives a byte
+        // at a time costs linear, not quadratic, time.
+        let scanFrom = max(inputStart, headScanned - 3)
+        guard let headEnd = WebSocketHandshake.headEnd(in: input[scanFrom...]) else {
+            headScanned = input.count
             if pending.count > limits.maximumHandshakeBytes { refuseHandshake(431, "Request Header Fields Too Large") }
             return
         }
@@ -322,7 +380,13 @@ final class WebSocketChannel: EventLoopHandler, @unchecked Sendable {
         inputStart = headEnd
         switch role {
         case .server:
-            switch WebSocketHandshake.answer(request: head) {
+            var decision = WebSocketHandshake.answer(request: head)
+            if case .accept = decision, delegate?.channelShouldOpen(self) == false {
+                decision = .refuse(
+                    response: WebSocketHandshake.response(503, "Service Unavailable", headers: ["Retry-After: 5"]),
+                    reason: "the server is not accepting connections")
+            }
+            switch decision {
             case .accept(let response):
                 send(response, counted: false)
                 open()
@@ -364,6 +428,13 @@ final class WebSocketChannel: EventLoopHandler, @unchecked Sendable {
         phase = .open
         if let timer { loop.cancelTimer(timer) }
         timer = nil
+        if awaitingAuthentication, let helloTimeout = limits.helloTimeout {
+            helloTimer = loop.schedule(after: helloTimeout) { [weak self] in
+                guard let self, self.awaitingAuthentication else { return }
+                self.helloTimer = nil
+                self.fail(WebSocketViolation(code: .policyViolation, reason: "no hello within \(helloTimeout)"))
+            }
+        }
         delegate?.channelOpened(self)
     }
 
@@ -423,6 +494,8 @@ final class WebSocketChannel: EventLoopHandler, @unchecked Sendable {
         phase = .closed
         if let timer { loop.cancelTimer(timer) }
         timer = nil
+        if let helloTimer { loop.cancelTimer(helloTimer) }
+        helloTimer = nil
         loop.unregister(descriptor)
         Socket.close(descriptor)
         var unwritten = 0

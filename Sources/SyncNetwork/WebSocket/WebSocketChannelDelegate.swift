@@ -1,5 +1,8 @@
 /// What a `WebSocketChannel` tells its owner, on the channel's loop thread.
 protocol WebSocketChannelDelegate: AnyObject {
+    /// Server: a valid upgrade request arrived. Returns whether to answer `101` (open) or `503` (full or
+    /// stopping: the client is refused before the upgrade). Default: `true`.
+    func channelShouldOpen(_ channel: WebSocketChannel) -> Bool
     /// The opening handshake completed: messages flow.
     func channelOpened(_ channel: WebSocketChannel)
     /// A complete binary message. Returns `false` when the owner holds too much unread: the channel stops
@@ -9,4 +12,8 @@ protocol WebSocketChannelDelegate: AnyObject {
     func channel(_ channel: WebSocketChannel, wrote count: Int)
     /// The channel ended; called exactly once, last.
     func channelEnded(_ channel: WebSocketChannel, _ end: WebSocketChannelEnd)
+}
+
+extension WebSocketChannelDelegate {
+    func channelShouldOpen(_ channel: WebSocketChannel) -> Bool { true }
 }

@@ -8,6 +8,8 @@
 /// - a frame whose payload alone exceeds `maximumMessageBytes`: 1009 (found from the header, before its
 ///   payload is read or allocated).
 ///
+/// - with `refusesText`, a text frame: 1003, from its first byte.
+///
 /// Message-level rules (continuations, UTF-8, the total size of a fragmented message) belong to
 /// `WebSocketMessageAssembler`.
 struct WebSocketFrameDecoder {
@@ -15,7 +17,15 @@ struct WebSocketFrameDecoder {
     enum Reader { case server, client }
 
     let reader: Reader
-    let maximumMessageBytes: Int
+    var maximumMessageBytes: Int
+    /// Whether a text frame is refused (1003) as soon as its first byte arrived.
+    var refusesText = false
+
+    init(reader: Reader, maximumMessageBytes: Int, refusesText: Bool = false) {
+        self.reader = reader
+        self.maximumMessageBytes = maximumMessageBytes
+        self.refusesText = refusesText
+    }
 
     /// The first frame at the start of `buffer[start...]` with the number of bytes it takes, or `nil` when
     /// more bytes are needed.
@@ -23,6 +33,10 @@ struct WebSocketFrameDecoder {
         _ buffer: [UInt8], from start: Int
     ) throws(WebSocketViolation) -> (frame: WebSocketFrame, consumed: Int)? {
         let available = buffer.count - start
+        guard available >= 1 else { return nil }
+        if refusesText, buffer[start] & 0x0F == WebSocketOpcode.text.rawValue {
+            throw WebSocketViolation(code: .unsupportedData, reason: "text messages are not part of the sync protocol")
+        }
         guard available >= 2 else { return nil }
         let first = buffer[start]
         let second = buffer[start + 1]

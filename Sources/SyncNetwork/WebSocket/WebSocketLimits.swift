@@ -18,12 +18,32 @@ public struct WebSocketLimits: Sendable, Hashable {
     /// Bytes queued for sending below which `writable()` returns. Default: 1 MiB.
     public var outboundLowWater: Int
     /// Bytes queued for a peer that does not read past which the server drops the connection.
-    /// Default: four maximum-size messages.
-    ///
-    /// Messages count when they are sent; control frames (pongs, the close frame) are bounded
-    /// separately by the same number, so a peer that sends pings and never reads the pongs is dropped
-    /// too.
+    /// Default: four maximum-size messages. Messages count when they are sent.
     public var outboundHardLimit: Int
+    /// Bytes of control frames (pongs, the close frame) and handshake text queued and not written past
+    /// which the connection is dropped: a peer that sends pings and never reads the pongs. Default: 64 KiB.
+    public var maximumQueuedControlBytes: Int
+    /// Servers only: how long a client may take, from the opening handshake on, before the application
+    /// says it authenticated (`WebSocketServerConnection` sees `welcome` sent). Past it the connection is
+    /// closed with 1008 (policy violation); pings do not extend it. `nil`: no such deadline (a listener
+    /// that is not a sync server). `SyncServer.listening` uses 10 s when `nil`.
+    public var helloTimeout: Duration?
+    /// Servers only: the largest frame or message accepted before authentication (a client's `hello`);
+    /// beyond it, 1009 from the frame's header. Until authenticated the server reads one message and
+    /// then waits for the application's answer, so nothing more is buffered. `nil`: no separate limit.
+    /// `SyncServer.listening` uses the configuration's credential limit plus 1 KiB when `nil`.
+    public var maximumUnauthenticatedMessageBytes: Int?
+    /// Servers only: connections accepted and still in their opening handshake past which a new one is
+    /// closed at once (before any byte is read). Default: 1,024.
+    public var maximumHandshakingConnections: Int
+    /// Servers only: descriptors kept free for everything else (partition files, the store): a connection
+    /// accepted when fewer than this many descriptors are left below `RLIMIT_NOFILE` is closed at once.
+    /// Default: 64.
+    public var reservedDescriptors: Int
+    /// The most frames one fragmented message may take (beyond: 1008). Default: 1,024.
+    public var maximumFragmentsPerMessage: Int
+    /// The fewest bytes a fragment other than a message's last may carry (less: 1008). Default: 512.
+    public var minimumFragmentBytes: Int
     /// How long the server lets an open connection send nothing at all before it drops it (TCP closed,
     /// no close handshake): a client that vanished without closing (a half-open connection), or that
     /// stopped in the middle of a frame. Default: 300 s. The engine pings every `pingInterval` (60 s)
@@ -39,7 +59,14 @@ public struct WebSocketLimits: Sendable, Hashable {
         inboundHighWater: Int = 4 << 20,
         outboundLowWater: Int = 1 << 20,
         outboundHardLimit: Int = 4 * WireProtocol.maximumMessageSize,
-        idleTimeout: Duration = .seconds(300)
+        idleTimeout: Duration = .seconds(300),
+        maximumQueuedControlBytes: Int = 64 << 10,
+        helloTimeout: Duration? = nil,
+        maximumUnauthenticatedMessageBytes: Int? = nil,
+        maximumHandshakingConnections: Int = 1024,
+        reservedDescriptors: Int = 64,
+        maximumFragmentsPerMessage: Int = 1024,
+        minimumFragmentBytes: Int = 512
     ) {
         self.maximumMessageBytes = maximumMessageBytes
         self.maximumHandshakeBytes = maximumHandshakeBytes
@@ -49,5 +76,12 @@ public struct WebSocketLimits: Sendable, Hashable {
         self.outboundLowWater = outboundLowWater
         self.outboundHardLimit = outboundHardLimit
         self.idleTimeout = idleTimeout
+        self.maximumQueuedControlBytes = maximumQueuedControlBytes
+        self.helloTimeout = helloTimeout
+        self.maximumUnauthenticatedMessageBytes = maximumUnauthenticatedMessageBytes
+        self.maximumHandshakingConnections = maximumHandshakingConnections
+        self.reservedDescriptors = reservedDescriptors
+        self.maximumFragmentsPerMessage = maximumFragmentsPerMessage
+        self.minimumFragmentBytes = minimumFragmentBytes
     }
 }

@@ -3,6 +3,8 @@
 /// - A `continuation` with no message started, or a new `text`/`binary` frame while one is unfinished:
 ///   1002.
 /// - A message whose fragments add up to more than `maximumMessageBytes`: 1009.
+/// - A message in more than `maximumFragments` frames, or with a fragment other than its last carrying
+///   fewer than `minimumFragmentBytes`: 1008 (a peer that makes the server work per tiny frame).
 /// - A text message that is not valid UTF-8: 1007 (checked once the message is complete).
 /// - A close frame with a 1-byte payload or a code that may not appear on the wire: 1002; with a reason
 ///   that is not UTF-8: 1007.
@@ -18,11 +20,31 @@ struct WebSocketMessageAssembler {
         case close(WebSocketCloseCode?, String)
     }
 
-    let maximumMessageBytes: Int
+    var maximumMessageBytes: Int
+    let maximumFragments: Int
+    let minimumFragmentBytes: Int
     private var fragments: [UInt8] = []
     private var fragmentOpcode: WebSocketOpcode?
+    private var fragmentCount = 0
 
-    init(maximumMessageBytes: Int) { self.maximumMessageBytes = maximumMessageBytes }
+    init(maximumMessageBytes: Int, maximumFragments: Int = .max, minimumFragmentBytes: Int = 0) {
+        self.maximumMessageBytes = maximumMessageBytes
+        self.maximumFragments = maximumFragments
+        self.minimumFragmentBytes = minimumFragmentBytes
+    }
+
+    private mutating func countFragment(_ frame: WebSocketFrame) throws(WebSocketViolation) {
+        fragmentCount += 1
+        guard fragmentCount <= maximumFragments else {
+            throw WebSocketViolation(
+                code: .policyViolation, reason: "a message in more than \(maximumFragments) fragments")
+        }
+        guard frame.isFinal || frame.payload.count >= minimumFragmentBytes else {
+            throw WebSocketViolation(
+                code: .policyViolation,
+                reason: "a fragment of \(frame.payload.count) bytes (at least \(minimumFragmentBytes) but the last)")
+        }
+    }
 
     /// Takes the next frame; returns the event it completes, or `nil` for a fragment of an unfinished message.
     mutating func take(_ frame: WebSocketFrame) throws(WebSocketViolation) -> Event? {
@@ -35,6 +57,8 @@ struct WebSocketMessageAssembler {
                 throw WebSocketViolation(code: .protocolError, reason: "a new message before the last one was finished")
             }
             if frame.isFinal { return try Self.complete(frame.opcode, frame.payload) }
+            fragmentCount = 0
+            try countFragment(frame)
             fragmentOpcode = frame.opcode
             fragments = frame.payload
             return nil
@@ -43,6 +67,7 @@ struct WebSocketMessageAssembler {
                 throw WebSocketViolation(
                     code: .protocolError, reason: "a continuation frame with no message to continue")
             }
+            try countFragment(frame)
             guard fragments.count + frame.payload.count <= maximumMessageBytes else {
                 throw WebSocketViolation(
                     code: .messageTooBig, reason: "a fragmented message of more than \(maximumMessageBytes) bytes")

@@ -25,6 +25,8 @@ actor ServerCore {
     var idlePartitions = IdlePartitions()
     var evictingPartitions: Set<String> = []
     private var connections: [UInt64: ConnectionState] = [:]
+    /// Per connection whose send turn is taken: the pumps waiting for it, in order (see `takeSendTurn`).
+    private var sendTurns: [UInt64: [CheckedContinuation<Void, Never>]] = [:]
     /// The store's appends by any writer, for a shared store (see `ServerCore+SharedStore.swift`).
     let appendNotifications: AsyncStream<AppendNotification>?
     /// Per partition being caught up after a notification: the highest version announced so far.
@@ -127,7 +129,7 @@ actor ServerCore {
 
     /// Sends a connection-level error, then closes the connection and unbinds its sessions.
     private func fail(_ connection: ConnectionState, _ code: ProtocolErrorCode, _ message: String) {
-        logger.log(.warn, Self.category, "connection \(connection.handle.id) closed: \(code): \(message)")
+        logger.log(.warn, Self.category, "connection \(connection.handle.id) closed: \(code): \(message.escapedForLog)")
         connection.handle.send(.error(ProtocolError(code: code, message: message)))
         connection.handle.close()
         endAllSessions(of: connection)
@@ -196,7 +198,7 @@ actor ServerCore {
         partition.subscribers[session.key] = session
         logger.log(
             .detail, Self.category,
-            "connection \(connection.handle.id) bound session \(sessionID) to \(bind.partition) from version "
+            "connection \(connection.handle.id) bound session \(sessionID) to \(bind.partition.escapedForLog) from version "
                 + "\(bind.downloadedVersion) of \(partition.latestVersion)")
         startPump(session)
     }
@@ -241,7 +243,7 @@ actor ServerCore {
         }
         logger.log(
             .debug, Self.category,
-            "\(partition.name): integrated versions \(stored[0].serverVersion)…\(partition.latestVersion) from client "
+            "\(partition.name.escapedForLog): integrated versions \(stored[0].serverVersion)…\(partition.latestVersion) from client "
                 + "file \(session.clientFileID)")
         for subscriber in partition.subscribers.values { startPump(subscriber) }
         await clientFileSeen(session.clientFileID, in: partition)
@@ -329,11 +331,12 @@ actor ServerCore {
     ) {
         logger.log(
             code == .internalError ? .error : .warn, Self.category,
-            "connection \(handle.id), session \(sessionID): \(code): \(message)")
+            "connection \(handle.id), session \(sessionID): \(code): \(message.escapedForLog)")
         let error = ProtocolError(
             sessionID: sessionID,
             code: code,
-            message: message,
+            // The details of a storage failure (paths, errno text, the store's errors) stay in the log.
+            message: code == .internalError ? "the server's storage failed; retry later" : message,
             retryAfterMilliseconds: retryAfterMilliseconds,
             clientReset: clientReset
         )
@@ -394,14 +397,51 @@ actor ServerCore {
         while session.isBound {
             answerMarks(of: session)
             guard !session.isCaughtUp else { return }
-            await session.connection.writable()
-            guard session.isBound, !session.connection.isClosed else { return }
-            guard let download = await nextDownload(for: session) else { return }
-            guard session.isBound else { return }
-            session.connection.send(.download(download.message))
-            session.nextVersion = download.nextVersion
-            session.hasSentFirstDownload = true
+            let connectionID = session.connection.id
+            await takeSendTurn(connectionID)
+            let sent = await sendNextDownload(session)
+            passSendTurn(connectionID)
+            guard sent else { return }
         }
+    }
+
+    /// Waits until the connection is writable, then sends `session` its next message; `false` when the
+    /// session or its connection ended (or the store failed). Runs holding the connection's send turn.
+    private func sendNextDownload(_ session: BoundSession) async -> Bool {
+        await session.connection.writable()
+        guard session.isBound, !session.connection.isClosed else { return false }
+        guard let download = await nextDownload(for: session) else { return false }
+        guard session.isBound else { return false }
+        session.connection.send(.download(download.message))
+        session.nextVersion = download.nextVersion
+        session.hasSentFirstDownload = true
+        return true
+    }
+
+    /// Takes the connection's send turn, waiting (first come, first served) while another pump of the
+    /// same connection holds it. One pump at a time waits for `writable()` and queues a message, so a
+    /// connection's queue passes the low-water mark by at most one message however many sessions it
+    /// has bound (otherwise every waiting pump would pass `writable()` together, each queue a message,
+    /// and a client that reads could pass the transport's hard limit and be dropped).
+    private func takeSendTurn(_ connectionID: UInt64) async {
+        guard sendTurns[connectionID] != nil else {
+            sendTurns[connectionID] = []
+            return
+        }
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            sendTurns[connectionID, default: []].append(continuation)
+        }
+    }
+
+    /// Hands the connection's send turn to the next waiting pump, or frees it.
+    private func passSendTurn(_ connectionID: UInt64) {
+        guard var waiters = sendTurns[connectionID], !waiters.isEmpty else {
+            sendTurns[connectionID] = nil
+            return
+        }
+        let next = waiters.removeFirst()
+        sendTurns[connectionID] = waiters
+        next.resume()
     }
 
     /// The session's next message and the cursor after it; `nil` (and the session failed) when the store

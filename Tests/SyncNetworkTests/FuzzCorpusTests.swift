@@ -1,0 +1,94 @@
+import Foundation
+import SyncServer
+import SyncWire
+import Testing
+
+@testable import SyncNetwork
+
+/// Every input kept in `Fuzz/Corpus/<target>/` (the seeds, what the fuzzers found interesting, and every
+/// crash they found, once fixed) replayed through the same checks as the libFuzzer targets in
+/// `Fuzz/Targets` (issue 23, item 10). A corpus file that crashes here crashed the fuzzer.
+@Suite(.timeLimit(.minutes(2))) struct FuzzCorpusTests {
+    static let corpus = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("Fuzz/Corpus")
+
+    /// The files of one target's corpus (at least one: an empty corpus means the path is wrong).
+    func inputs(_ target: String) throws -> [(name: String, bytes: [UInt8])] {
+        let directory = Self.corpus.appendingPathComponent(target)
+        let names = try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted()
+        try #require(!names.isEmpty, "no corpus in \(directory.path)")
+        return try names.map { ($0, Array(try Data(contentsOf: directory.appendingPathComponent($0)))) }
+    }
+
+    @Test("frame decoder and message assembler: every corpus input decodes or fails with a typed violation")
+    func frameDecoder() throws {
+        for (name, bytes) in try inputs("frame-decoder") {
+            for reader in [WebSocketFrameDecoder.Reader.server, .client] {
+                for refusesText in [false, true] {
+                    let decoder = WebSocketFrameDecoder(
+                        reader: reader, maximumMessageBytes: 4096, refusesText: refusesText)
+                    var assembler = WebSocketMessageAssembler(
+                        maximumMessageBytes: 4096, maximumFragments: 8, minimumFragmentBytes: 2)
+                    var offset = 0
+                    do {
+                        while let (frame, consumed) = try decoder.decode(bytes, from: offset) {
+                            #expect(consumed > 0 && offset + consumed <= bytes.count, "\(name)")
+                            offset += consumed
+                            if case .binary(let message) = try assembler.take(frame) {
+                                #expect(message.count <= 4096, "\(name)")
+                            }
+                        }
+                    } catch {
+                        #expect(error.code.isValidOnTheWire, "\(name): \(error)")
+                    }
+                }
+            }
+        }
+    }
+
+    @Test("HTTP upgrade, both sides: every corpus input is accepted with 101 or refused with a response")
+    func handshake() throws {
+        for (name, bytes) in try inputs("handshake") {
+            let head = WebSocketHandshake.headEnd(in: bytes[...]).map { bytes[..<$0] } ?? bytes[...]
+            switch WebSocketHandshake.answer(request: head) {
+            case .accept(let response): #expect(response.starts(with: Array("HTTP/1.1 101".utf8)), "\(name)")
+            case .refuse(let response, _): #expect(!response.isEmpty, "\(name)")
+            }
+            _ = WebSocketHandshake.refusal(ofResponse: head, key: "dGhlIHNhbXBsZSBub25jZQ==")
+        }
+    }
+
+    @Test("wire codec: every corpus input that decodes re-encodes to the same message")
+    func wireCodec() throws {
+        var decoded = 0
+        for (name, bytes) in try inputs("wire-codec") {
+            if let message = try? ClientMessage(decoding: bytes, maximumSize: 1 << 20) {
+                decoded += 1
+                #expect(try ClientMessage(decoding: message.encoded(), maximumSize: 1 << 21) == message, "\(name)")
+            }
+            if let message = try? ServerMessage(decoding: bytes, maximumSize: 1 << 20) {
+                decoded += 1
+                #expect(try ServerMessage(decoding: message.encoded(), maximumSize: 1 << 21) == message, "\(name)")
+            }
+        }
+        #expect(decoded > 0)
+    }
+
+    @Test("API keys file: every corpus input parses to non-empty keys and patterns, or a typed error")
+    func apiKeys() throws {
+        for (name, bytes) in try inputs("api-keys") {
+            guard let text = String(validating: bytes, as: UTF8.self), let keys = try? APIKeysFile.parse(text) else {
+                continue
+            }
+            for (key, patterns) in keys {
+                #expect(!patterns.isEmpty, "\(name)")
+                for field in [key] + Array(patterns) {
+                    #expect(!field.isEmpty, "\(name)")
+                    #expect(
+                        !field.unicodeScalars.contains { $0 == " " || $0 == "\t" || $0 == "\n" || $0 == "#" },
+                        "\(name): \(field.debugDescription)")
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,333 @@
+import Foundation
+import SyncServer
+import SyncStreams
+import SyncWire
+import Testing
+
+@testable import SyncNetwork
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Issue 23: a networked `SyncServer` against clients that are hostile or broken, over real loopback
+/// sockets (blocking socket work on threads of its own, every wait with a deadline).
+@Suite(.timeLimit(.minutes(3))) struct HostileClientTests {
+    func frame(_ message: ClientMessage) -> [UInt8] { clientFrame(opcode: 2, payload: message.encoded()) }
+
+    @Test(
+        "a reader bound to six partitions with large backlogs is never dropped: its sessions' sends are serialized"
+    )
+    func manySessionsOneReader() async throws {
+        let limits = WebSocketLimits(outboundLowWater: 64 << 10, outboundHardLimit: 512 << 10)
+        let configuration = SyncServer.Configuration(maximumDownloadMessageBytes: 256 << 10)
+        let server = try await SyncServer.listening(configuration: configuration, limits: limits)
+        let endpoint = try #require(server.webSocketEndpoint)
+        let port = try #require(SyncEndpoint.port(of: endpoint))
+
+        // A writer fills "big" with 32 changesets of 200 KiB, and p1…p5 with one each.
+        let partitions = ["big", "p1", "p2", "p3", "p4", "p5"]
+        let writer = Peer(endpoint)
+        try await writer.welcome()
+        for (index, partition) in partitions.enumerated() {
+            writer.connection.send(
+                .bind(Bind(sessionID: UInt32(index + 1), partition: partition, clientFileID: 1, downloadedVersion: 0)))
+            _ = try await writer.nextDownload()
+        }
+        func data(_ index: Int) -> [UInt8] { [UInt8](repeating: UInt8(truncatingIfNeeded: index), count: 200 << 10) }
+        var expected = 0
+        for (index, partition) in partitions.enumerated() {
+            let count = partition == "big" ? 32 : 1
+            for first in stride(from: 0, to: count, by: 8) {
+                let changesets = (first..<min(count, first + 8)).map {
+                    UploadChangeset(clientVersion: UInt64($0 + 1), data: data($0))
+                }
+                writer.connection.send(.upload(Upload(sessionID: UInt32(index + 1), changesets: changesets)))
+                var acknowledged = 0
+                while acknowledged < changesets.count { acknowledged += try await writer.nextDownload().entries.count }
+            }
+            expected += count
+        }
+
+        // The reader binds all six, and reads nothing until its queue on the server has built up (its
+        // receive buffer is small): every pump then waits for the connection to become writable.
+        let binds = partitions.enumerated().flatMap { index, partition in
+            frame(
+                .bind(Bind(sessionID: UInt32(index + 1), partition: partition, clientFileID: 2, downloadedVersion: 0)))
+        }
+        let hello = frame(.hello(Hello(credential: .anonymous)))
+        let sendableSocket = try await offPool { () -> UncheckedBox<RawSocket> in
+            let socket = try RawSocket(port: port, receiveBufferBytes: 4096)
+            try socket.upgrade()
+            try socket.send(hello)
+            _ = try socket.readFrame()  // welcome
+            try socket.send(binds)
+            return UncheckedBox(socket)
+        }
+        try await eventually("the reader's queue to build up") {
+            server.peakOutboundQueueBytes > limits.outboundLowWater
+        }
+        let total = expected
+        let received = try await offPool { () -> (entries: Int, closed: UInt16?) in
+            usleep(300_000)  // lets the other sessions' pumps reach their wait for writability
+            var entries = 0
+            while entries < total {
+                guard let frame = try sendableSocket.value.readFrame() else { return (entries, 1006) }
+                if frame.opcode == .close { return (entries, UInt16(frame.payload[0]) << 8 | UInt16(frame.payload[1])) }
+                guard frame.opcode == .binary else { continue }
+                if case .download(let download) = try ServerMessage(decoding: frame.payload) {
+                    entries += download.entries.count
+                }
+            }
+            return (entries, nil)
+        }
+        #expect(received.closed == nil, "the reader was dropped after \(received.entries) of \(expected) entries")
+        #expect(received.entries == expected)
+        let peak = server.peakOutboundQueueBytes
+        let bound = limits.outboundLowWater + configuration.maximumDownloadMessageBytes + 4096
+        #expect(peak <= bound, "peak \(peak), bound \(bound)")
+        await server.stop()
+    }
+
+    // MARK: Item 3: nothing before authentication is expensive
+
+    @Test("a client that pings and never says hello is closed with 1008 once the hello timeout passes")
+    func noHello() async throws {
+        let server = try await SyncServer.listening(limits: WebSocketLimits(helloTimeout: .seconds(1)))
+        let port = try #require(server.webSocketEndpoint.flatMap { SyncEndpoint.port(of: $0) })
+        let outcome = try await offPool { () -> (code: UInt16?, pongs: Int) in
+            let socket = try RawSocket(port: port, timeout: .seconds(5))
+            try socket.upgrade()
+            // WebSocket pings every 50 ms, each pong read, for at most 15 s: they must not keep it open.
+            let deadline = ContinuousClock.now + .seconds(15)
+            var pongs = 0
+            while ContinuousClock.now < deadline {
+                do { try socket.send(clientFrame(opcode: 9, payload: [1])) } catch { return (nil, pongs) }
+                guard let frame = try socket.readFrame() else { return (nil, pongs) }
+                if frame.opcode == .close {
+                    return (UInt16(frame.payload[0]) << 8 | UInt16(frame.payload[1]), pongs)
+                }
+                pongs += 1
+                usleep(50_000)
+            }
+            return (0, pongs)
+        }
+        #expect(outcome.code == 1008, "\(outcome.pongs) pongs")
+        #expect(outcome.pongs > 0)
+        await server.stop()
+    }
+
+    @Test("before hello, a frame above the unauthenticated limit is refused from its header with 1009")
+    func largeFrameBeforeHello() async throws {
+        let server = try await SyncServer.listening()
+        let port = try #require(server.webSocketEndpoint.flatMap { SyncEndpoint.port(of: $0) })
+        let code = try await offPool { () -> UInt16? in
+            let socket = try RawSocket(port: port, timeout: .seconds(10))
+            try socket.upgrade()
+            // A header promising 1 MiB, and 16 bytes of it: the server must not wait for the rest.
+            let frame = clientFrame(opcode: 2, payload: [UInt8](repeating: 7, count: 16), declaredLength: 1 << 20)
+            try socket.send(frame)
+            return try socket.readCloseCode()
+        }
+        #expect(code == 1009)
+        await server.stop()
+    }
+
+    @Test("a hello with a 64 KiB API key is refused with 1009 before it is decoded")
+    func hugeAPIKey() async throws {
+        let server = try await SyncServer.listening()
+        let port = try #require(server.webSocketEndpoint.flatMap { SyncEndpoint.port(of: $0) })
+        let hello = frame(.hello(Hello(credential: .apiKey(String(repeating: "k", count: 64 << 10)))))
+        let code = try await offPool { () -> UInt16? in
+            let socket = try RawSocket(port: port, timeout: .seconds(10))
+            try socket.upgrade()
+            try socket.send(hello)
+            return try socket.readCloseCode()
+        }
+        #expect(code == 1009)
+        await server.stop()
+    }
+
+    @Test("hello, bind and a 1 MiB upload sent in one write: each is handled (the larger limit holds after welcome)")
+    func pipelinedAfterHello() async throws {
+        let server = try await SyncServer.listening()
+        let port = try #require(server.webSocketEndpoint.flatMap { SyncEndpoint.port(of: $0) })
+        let data = [UInt8](repeating: 3, count: 1 << 20)
+        let bytes =
+            frame(.hello(Hello(credential: .anonymous)))
+            + frame(.bind(Bind(sessionID: 1, partition: "p", clientFileID: 1, downloadedVersion: 0)))
+            + frame(.upload(Upload(sessionID: 1, changesets: [UploadChangeset(clientVersion: 1, data: data)])))
+        let messages = try await offPool { () -> [ServerMessage] in
+            let socket = try RawSocket(port: port, timeout: .seconds(10))
+            try socket.upgrade()
+            try socket.send(bytes)
+            var messages: [ServerMessage] = []
+            while messages.count < 3, let frame = try socket.readFrame(), frame.opcode == .binary {
+                messages.append(try ServerMessage(decoding: frame.payload))
+            }
+            return messages
+        }
+        #expect(messages.count == 3)
+        #expect(messages.first == .welcome(protocolVersion: WireProtocol.version))
+        #expect(
+            messages.last
+                == .download(
+                    Download(
+                        sessionID: 1, entries: [.acknowledged(serverVersion: 1, clientVersion: 1)], remainingBytes: 0)))
+        await server.stop()
+    }
+
+    @Test("a client that sends pings and never reads the pongs is dropped after a bounded amount (not 64 MiB)")
+    func pingsNeverRead() async throws {
+        let server = try await SyncServer.listening()
+        let port = try #require(server.webSocketEndpoint.flatMap { SyncEndpoint.port(of: $0) })
+        let pings = (0..<1000).flatMap { _ in clientFrame(opcode: 9, payload: [UInt8](repeating: 1, count: 125)) }
+        let (dropped, sent) = try await offPool { () -> (Bool, Int) in
+            let socket = try RawSocket(port: port, timeout: .seconds(20), receiveBufferBytes: 4096)
+            try socket.upgrade()
+            var sent = 0
+            // At most 96 MiB of pings (beyond the old 64 MiB limit), until the server drops the connection.
+            while sent < 96 << 20 {
+                do { try socket.send(pings) } catch { return (true, sent) }
+                sent += pings.count
+            }
+            return (false, sent)
+        }
+        #expect(dropped)
+        #expect(sent < 8 << 20, "\(sent) bytes of pings were sent before the drop")
+        await server.stop()
+    }
+
+    // MARK: Item 4: connection limits before the upgrade
+
+    @Test("a server at its connection limit answers the upgrade with 503, never 101")
+    func fullAnswers503() async throws {
+        let server = try await SyncServer.listening(configuration: .init(maximumConnections: 1))
+        let endpoint = try #require(server.webSocketEndpoint)
+        let port = try #require(SyncEndpoint.port(of: endpoint))
+        let first = Peer(endpoint)
+        try await first.welcome()
+        let head = try await offPool { () -> String in
+            let socket = try RawSocket(port: port, timeout: .seconds(10))
+            try socket.send(WebSocketHandshake.request(host: "127.0.0.1", port: port, key: "dGhlIHNhbXBsZSBub25jZQ=="))
+            return try socket.readHead()
+        }
+        #expect(head.hasPrefix("HTTP/1.1 503"), "\(head)")
+        #expect(try await first.pings(id: 1))
+        await server.stop()
+    }
+
+    @Test("past maximumHandshakingConnections a new socket is closed at once; the ones handshaking are kept")
+    func handshakeCap() async throws {
+        let limits = WebSocketLimits(handshakeTimeout: .seconds(60), maximumHandshakingConnections: 2)
+        let server = try await SyncServer.listening(limits: limits)
+        let port = try #require(server.webSocketEndpoint.flatMap { SyncEndpoint.port(of: $0) })
+        let outcome = try await offPool { () -> (closed: Bool, firstStillOpen: Bool) in
+            // Two sockets that connect and send half a request, then nothing.
+            let idle = try (0..<2).map { _ in try RawSocket(port: port, timeout: .seconds(5)) }
+            for socket in idle { try socket.send("GET / HTTP/1.1\r\n") }
+            usleep(200_000)  // lets the listener accept them
+            let third = try RawSocket(port: port, timeout: .seconds(5))
+            let closed: Bool
+            do { closed = try third.readUntilClosed() } catch RawSocketError.failed { closed = true }
+            // The first is still handshaking: finishing its request upgrades it.
+            try idle[0].send(
+                "Host: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\n"
+                    + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n")
+            return (closed, try idle[0].readHead().hasPrefix("HTTP/1.1 101"))
+        }
+        #expect(outcome.closed)
+        #expect(outcome.firstStillOpen)
+        await server.stop()
+    }
+
+    @Test("with too few descriptors left in reserve, a new socket is closed at once instead of upgraded")
+    func descriptorReserve() async throws {
+        var limit = rlimit()
+        getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+        // A reserve as large as the whole limit: every accepted descriptor falls into it.
+        let limits = WebSocketLimits(reservedDescriptors: Int(clamping: limit.rlim_cur))
+        let server = try await SyncServer.listening(limits: limits)
+        let port = try #require(server.webSocketEndpoint.flatMap { SyncEndpoint.port(of: $0) })
+        let closed = try await offPool { () -> Bool in
+            let socket = try RawSocket(port: port, timeout: .seconds(5))
+            try socket.send(WebSocketHandshake.request(host: "127.0.0.1", port: port, key: "dGhlIHNhbXBsZSBub25jZQ=="))
+            do { return try socket.readUntilClosed() } catch RawSocketError.failed { return true }
+        }
+        #expect(closed)
+        await server.stop()
+    }
+
+    /// A welcomed raw socket, then `bytes`; returns the close code the server sends.
+    func closeCode(after bytes: [UInt8], port: Int) async throws -> UInt16? {
+        let hello = frame(.hello(Hello(credential: .anonymous)))
+        return try await offPool { () -> UInt16? in
+            let socket = try RawSocket(port: port, timeout: .seconds(10))
+            try socket.upgrade()
+            try socket.send(hello)
+            _ = try socket.readFrame()
+            try socket.send(bytes)
+            return try socket.readCloseCode()
+        }
+    }
+
+    @Test("a text frame is refused with 1003 from its header, before its payload arrives")
+    func textRefusedOnArrival() async throws {
+        let server = try await SyncServer.listening()
+        let port = try #require(server.webSocketEndpoint.flatMap { SyncEndpoint.port(of: $0) })
+        let text = clientFrame(opcode: 1, payload: Array("abcd".utf8), declaredLength: 1 << 20)
+        #expect(try await closeCode(after: text, port: port) == 1003)
+        await server.stop()
+    }
+
+    @Test("a message in 1-byte fragments is refused with 1008")
+    func tinyFragments() async throws {
+        let server = try await SyncServer.listening()
+        let port = try #require(server.webSocketEndpoint.flatMap { SyncEndpoint.port(of: $0) })
+        let message = ClientMessage.ping(id: 7).encoded()
+        var bytes = clientFrame(fin: false, opcode: 2, payload: [message[0]])
+        for byte in message.dropFirst().dropLast() { bytes += clientFrame(fin: false, opcode: 0, payload: [byte]) }
+        bytes += clientFrame(opcode: 0, payload: [message.last!])
+        #expect(try await closeCode(after: bytes, port: port) == 1008)
+        await server.stop()
+    }
+
+    @Test("a message in more than maximumFragmentsPerMessage fragments is refused with 1008")
+    func tooManyFragments() async throws {
+        let limits = WebSocketLimits(maximumFragmentsPerMessage: 4)
+        let server = try await SyncServer.listening(limits: limits)
+        let port = try #require(server.webSocketEndpoint.flatMap { SyncEndpoint.port(of: $0) })
+        let chunk = [UInt8](repeating: 0, count: 4096)
+        var bytes = clientFrame(fin: false, opcode: 2, payload: chunk)
+        for _ in 0..<5 { bytes += clientFrame(fin: false, opcode: 0, payload: chunk) }
+        bytes += clientFrame(opcode: 0, payload: chunk)
+        #expect(try await closeCode(after: bytes, port: port) == 1008)
+        await server.stop()
+    }
+
+    @Test("a handshake that arrives one byte per write is scanned as it comes and upgraded")
+    func handshakeByteByByte() async throws {
+        let server = try await SyncServer.listening()
+        let port = try #require(server.webSocketEndpoint.flatMap { SyncEndpoint.port(of: $0) })
+        let head = try await offPool { () -> String in
+            let socket = try RawSocket(port: port, timeout: .seconds(10))
+            var noDelay: Int32 = 1
+            setsockopt(
+                socket.descriptor, Int32(IPPROTO_TCP), TCP_NODELAY, &noDelay, socklen_t(MemoryLayout<Int32>.size))
+            let request = WebSocketHandshake.request(host: "127.0.0.1", port: port, key: "dGhlIHNhbXBsZSBub25jZQ==")
+            for byte in request {
+                try socket.send([byte])
+                usleep(500)
+            }
+            return try socket.readHead()
+        }
+        #expect(head.hasPrefix("HTTP/1.1 101"), "\(head)")
+        await server.stop()
+    }
+}
+
+/// Hands a non-Sendable value to one thread at a time (the test's steps run one after another).
+struct UncheckedBox<Value>: @unchecked Sendable {
+    let value: Value
+    init(_ value: Value) { self.value = value }
+}
