@@ -2,6 +2,7 @@ import Foundation
 import SyncServer
 import SyncStreams
 import SyncWire
+import TestSupport
 import Testing
 
 @testable import SyncNetwork
