@@ -19,7 +19,8 @@ public func fuzzRecordLogScan(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
     close(descriptor)
     var visited: [(RecordLocation, [UInt8])] = []
     // A version 2 file is converted at open (rewritten as version 3): its cut is an offset in the old layout.
-    let wasVersion2 = count >= 7 && Array(UnsafeRawBufferPointer(start: start, count: 7)) == RecordFormat.magic + [2, 0]
+    let wasVersion2 =
+        count >= 7 && Array(UnsafeRawBufferPointer(start: start, count: 7)) == RecordFormat.magic + [2, 0]
     guard let log = try? RecordLog(path: fuzzPath, visit: { visited.append(($0, Array($1))) }) else { return 0 }
     precondition(log.recovery.recordCount == visited.count)
     for (location, payload) in visited { precondition((try? log.read(location)) == payload) }

@@ -1,6 +1,7 @@
 import Foundation
 import SyncStorage
 import SyncStreams
+import TestSupport
 import Testing
 
 @testable import SyncServer
@@ -87,13 +88,8 @@ struct OfflineTrackingTests {
         clock.advance(days: 20)
         client.send(.ping(id: 7))
         #expect(try await client.next() == .pong(id: 7))
-        let deadline = ContinuousClock.now + .seconds(20)
-        while store.records.withLock({ $0.last }) != .seen(clientFileID: 1, at: clock.now) {
-            guard ContinuousClock.now < deadline else {
-                Issue.record("no fresh record: \(store.records.withLock { $0 })")
-                break
-            }
-            await Task.yield()
+        try await waitUntil("a fresh seen record after the ping") {
+            store.records.withLock { $0.last } == .seen(clientFileID: 1, at: clock.now)
         }
         // A crash now (no stop) would leave the client file seen 20 days after its bind, not at the bind.
         await server.stop()
