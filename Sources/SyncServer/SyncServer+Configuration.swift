@@ -65,6 +65,11 @@ extension SyncServer {
         public var maximumOfflineTime: Duration?
         /// The wall clock that `maximumOfflineTime` is measured with. Default: the system's.
         public var clock: @Sendable () -> Date
+        /// A monotonic clock (time since any fixed start) that catches jumps of `clock` while the server
+        /// runs: between two readings, wall time that moved otherwise than this clock (a clock set forward
+        /// by days, or back) is not counted as time offline. `nil`: `clock` is trusted as it is. Default:
+        /// the system's continuous clock when `clock` is the system's, `nil` when a `clock` is given.
+        public var uptime: (@Sendable () -> Duration)?
 
         /// A configuration; every parameter has the default described on its property.
         public init(
@@ -82,7 +87,8 @@ extension SyncServer {
             logLevel: SyncLogLevel = .warn,
             logger: (@Sendable (SyncLogEvent) -> Void)? = nil,
             maximumOfflineTime: Duration? = nil,
-            clock: @escaping @Sendable () -> Date = { Date() }
+            clock: (@Sendable () -> Date)? = nil,
+            uptime: (@Sendable () -> Duration)? = nil
         ) {
             self.store = store
             self.authentication = authentication
@@ -99,7 +105,14 @@ extension SyncServer {
             self.logLevel = logLevel
             self.logger = logger
             self.maximumOfflineTime = maximumOfflineTime.map { max($0, .zero) }
-            self.clock = clock
+            self.clock = clock ?? { Date() }
+            self.uptime = uptime ?? (clock == nil ? Self.systemUptime : nil)
         }
+
+        /// The system's continuous clock (it counts time the machine sleeps), as time since a fixed start.
+        static let systemUptime: @Sendable () -> Duration = {
+            let start = ContinuousClock.now
+            return { start.duration(to: .now) }
+        }()
     }
 }

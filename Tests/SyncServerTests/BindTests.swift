@@ -1,4 +1,5 @@
 import SyncServer
+import SyncStorage
 import SyncWire
 import Testing
 
@@ -88,7 +89,8 @@ struct BindTests {
                         .changeset(serverVersion: 2, data: bytes(2, count: 5)),
                         .acknowledged(serverVersion: 3, clientVersion: 2),
                     ],
-                    remainingBytes: 0
+                    remainingBytes: 0,
+                    acknowledgedDigests: [CRC32.checksum(bytes(1)), CRC32.checksum(bytes(3))]
                 )
             ]
         )

@@ -95,3 +95,76 @@ struct OfflineTrackingTests {
         await server.stop()
     }
 }
+
+/// A monotonic clock the test sets: time since the server started, as `Configuration.uptime` reads it.
+final class TestUptime: @unchecked Sendable {
+    // @unchecked Sendable: `elapsed` is only touched under `lock`.
+    private let lock = NSLock()
+    private var elapsed: Duration = .zero
+
+    func advance(days: Double) { advance(seconds: days * 86_400) }
+    func advance(seconds: Double) { lock.withLock { elapsed += .milliseconds(Int64(seconds * 1_000)) } }
+    var read: @Sendable () -> Duration { { self.lock.withLock { self.elapsed } } }
+}
+
+/// A wall clock that jumps while the server runs (set by hand, or by a bad NTP source) is not time offline:
+/// the server measures offline time with its monotonic clock between readings.
+@Suite(.timeLimit(.minutes(2)))
+struct WallClockJumpTests {
+    private let thirtyDays: Duration = .seconds(30 * 86_400)
+
+    /// Binds `clientFileID` on a new connection and unbinds it again: the client file is seen now.
+    private func visit(_ server: SyncServer, clientFileID: UInt64) async throws {
+        let client = try await TestClient.welcomed(to: server)
+        _ = try await client.bind(clientFileID: clientFileID)
+        client.send(.unbind(sessionID: 1))
+        #expect(try await client.next() == .unbound(sessionID: 1))
+    }
+
+    /// The error a bind of `clientFileID` gets, or `nil` when it is accepted.
+    private func refusal(_ server: SyncServer, clientFileID: UInt64) async throws -> ProtocolError? {
+        let client = try await TestClient.welcomed(to: server)
+        client.send(.bind(Bind(sessionID: 1, partition: "p", clientFileID: clientFileID, downloadedVersion: 0)))
+        guard case .error(let error) = try await client.next() else { return nil }
+        return error
+    }
+
+    @Test(
+        "a wall clock set forward by 40 days does not expire a client file seen a moment before; one really offline longer than the maximum still is"
+    )
+    func forwardJumpIsNotOfflineTime() async throws {
+        let clock = TestClock()
+        let uptime = TestUptime()
+        let server = try await SyncServer.embedded(
+            configuration: .init(maximumOfflineTime: thirtyDays, clock: clock.read, uptime: uptime.read))
+        try await visit(server, clientFileID: 2)
+        clock.advance(days: 29)
+        uptime.advance(days: 29)
+        try await visit(server, clientFileID: 1)
+        clock.advance(days: 40)  // the jump
+        uptime.advance(seconds: 1)
+        #expect(try await refusal(server, clientFileID: 1) == nil, "seen a second ago")
+        clock.advance(days: 2)
+        uptime.advance(days: 2)
+        // Client file 2 has been offline 31 days and a second: forgotten. Client file 1: 2 days.
+        #expect(try await refusal(server, clientFileID: 2)?.clientReset?.reason == .clientExpired)
+        #expect(try await refusal(server, clientFileID: 1) == nil, "seen 2 days ago")
+        await server.stop()
+    }
+
+    @Test("a wall clock set back by 40 days does not keep a client file offline longer than the maximum from expiring")
+    func backwardJumpDoesNotExtendTheMaximum() async throws {
+        let clock = TestClock()
+        let uptime = TestUptime()
+        let server = try await SyncServer.embedded(
+            configuration: .init(maximumOfflineTime: thirtyDays, clock: clock.read, uptime: uptime.read))
+        try await visit(server, clientFileID: 1)
+        clock.advance(days: -40)  // the jump
+        uptime.advance(seconds: 1)
+        #expect(try await refusal(server, clientFileID: 2) == nil)
+        clock.advance(days: 31)
+        uptime.advance(days: 31)
+        #expect(try await refusal(server, clientFileID: 1)?.clientReset?.reason == .clientExpired)
+        await server.stop()
+    }
+}

@@ -1,4 +1,5 @@
 import SyncServer
+import SyncStorage
 import SyncWire
 import Testing
 
@@ -20,7 +21,8 @@ struct UploadTests {
                         .acknowledged(serverVersion: 1, clientVersion: 1),
                         .acknowledged(serverVersion: 2, clientVersion: 2),
                     ],
-                    remainingBytes: 0
+                    remainingBytes: 0,
+                    acknowledgedDigests: [CRC32.checksum(bytes(1)), CRC32.checksum(bytes(2, count: 6))]
                 )
         )
         #expect(
@@ -205,11 +207,13 @@ struct UploadTests {
         #expect(
             try await a.nextDownload()
                 == Download(
-                    sessionID: 1, entries: [.acknowledged(serverVersion: 1, clientVersion: 1)], remainingBytes: 0))
+                    sessionID: 1, entries: [.acknowledged(serverVersion: 1, clientVersion: 1)], remainingBytes: 0,
+                    acknowledgedDigests: [CRC32.checksum(bytes(1))]))
         #expect(
             try await a.nextDownload()
                 == Download(
-                    sessionID: 2, entries: [.acknowledged(serverVersion: 1, clientVersion: 1)], remainingBytes: 0))
+                    sessionID: 2, entries: [.acknowledged(serverVersion: 1, clientVersion: 1)], remainingBytes: 0,
+                    acknowledgedDigests: [CRC32.checksum(bytes(2))]))
         #expect(try await server.changesets(in: "x").map(\.data) == [bytes(1)])
         #expect(try await server.changesets(in: "y").map(\.data) == [bytes(2)])
     }

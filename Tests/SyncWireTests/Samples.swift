@@ -45,6 +45,15 @@ enum Samples {
                         .acknowledged(serverVersion: .max, clientVersion: .max),
                     ],
                     remainingBytes: .max)),
+            .download(
+                Download(
+                    sessionID: 4,
+                    entries: [
+                        .acknowledged(serverVersion: 2, clientVersion: 1),
+                        .changeset(serverVersion: 3, data: [9]),
+                        .acknowledged(serverVersion: 4, clientVersion: 2),
+                    ],
+                    remainingBytes: 0, historyID: 5, acknowledgedDigests: [0, .max])),
             .unbound(sessionID: 3),
             .pong(id: 0),
             .pong(id: .max),

@@ -31,6 +31,25 @@ extension SessionEngine {
         resetTask = Task { await self.reset(details) }
     }
 
+    /// The server acknowledged, under one of this store's client versions, a changeset with other bytes
+    /// (`Download.acknowledgedDigests`): the store was copied or restored from a backup and its write reused
+    /// a version the original had used. Taking it as acknowledged would lose the write silently; instead
+    /// the session unbinds and resets (`historyLost`), recovering its changesets from that version on.
+    func divergedAcknowledgement(_ diverged: (serverVersion: UInt64, clientVersion: UInt64)) {
+        let message =
+            "the server acknowledged client version \(diverged.clientVersion) of client file \(store.clientFileID) "
+            + "with other bytes than this store's (the store was copied or restored from a backup)"
+        if let id = registration {
+            registration = nil
+            Task { [connection] in await connection.unregister(id) }
+        }
+        clientResetRequired(
+            .clientResetRequired(message),
+            details: ClientResetDetails(
+                reason: .historyLost, serverVersion: diverged.serverVersion,
+                lastIntegratedClientVersion: diverged.clientVersion - 1))
+    }
+
     /// The path of a reset's new store while it is being written, beside the store at `path`.
     static func resetPath(for path: String) -> String {
         let slash = path.lastIndex(of: "/").map { path.index(after: $0) } ?? path.startIndex

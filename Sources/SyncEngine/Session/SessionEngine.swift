@@ -351,6 +351,9 @@ actor SessionEngine {
     /// what is not stored is sent again on the next bind.
     func receive(_ download: Download) async {
         guard channel?.sessionID == download.sessionID, controller.wantsSync, !isClosed else { return }
+        if let diverged = store.divergedAcknowledgement(in: download.entries, digests: download.acknowledgedDigests) {
+            return divergedAcknowledgement(diverged)
+        }
         let records: [Record]
         do {
             records = try store.records(for: download.entries, historyID: download.historyID)

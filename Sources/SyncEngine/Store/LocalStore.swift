@@ -19,6 +19,8 @@ final class LocalStore {
         /// Where its `.local` record is.
         let location: RecordLocation
         let byteCount: Int
+        /// The CRC-32 of its bytes, checked against an acknowledgement's digest (`Download.acknowledgedDigests`).
+        let digest: UInt32
         /// Set once the server acknowledged it.
         var serverVersion: UInt64?
     }
@@ -182,6 +184,25 @@ final class LocalStore {
         return records
     }
 
+    /// The first acknowledgement of `entries` whose digest (`digests`, one per acknowledgement, or none)
+    /// differs from this store's own changeset under that client version: the server acknowledged another
+    /// changeset under the same client file and version (this store was copied, or restored from a
+    /// backup, and reused the version number). `nil` when all match, or the server gave no digests.
+    func divergedAcknowledgement(
+        in entries: [DownloadEntry], digests: [UInt32]
+    ) -> (serverVersion: UInt64, clientVersion: UInt64)? {
+        guard !digests.isEmpty else { return nil }
+        var next = digests.makeIterator()
+        for entry in entries {
+            guard case .acknowledged(let serverVersion, let clientVersion) = entry, let digest = next.next() else {
+                continue
+            }
+            guard clientVersion >= 1, clientVersion <= UInt64(local.count) else { continue }
+            if local[Int(clientVersion - 1)].digest != digest { return (serverVersion, clientVersion) }
+        }
+        return nil
+    }
+
     /// Counts durable records at their locations; returns the changesets they made known (synced), in order.
     func apply(_ records: [Record], at locations: [RecordLocation]) -> [SyncedEntry] {
         var new: [SyncedEntry] = []
@@ -219,7 +240,9 @@ struct Index: Sendable {
             historyID = id
             return nil
         case .local(_, let data):
-            local.append(LocalStore.LocalEntry(location: location, byteCount: data.count, serverVersion: nil))
+            local.append(
+                LocalStore.LocalEntry(
+                    location: location, byteCount: data.count, digest: CRC32.checksum(data), serverVersion: nil))
             uploadableBytes += data.count
             return nil
         case .acknowledged(let serverVersion, let clientVersion):

@@ -3,6 +3,7 @@ import Foundation
 /// The settings of client-file tracking: on when the server has a maximum offline time.
 struct ClientFileTracking: Sendable {
     let store: any PartitionStore
+    /// The wall clock, corrected for jumps while the server runs (see `OfflineClock`).
     let clock: @Sendable () -> Date
     /// The maximum offline time, in seconds.
     let maximumOffline: TimeInterval
@@ -26,7 +27,7 @@ struct ClientFileTracking: Sendable {
     init?(_ configuration: SyncServer.Configuration) {
         guard let maximum = configuration.maximumOfflineTime else { return nil }
         store = configuration.store
-        clock = configuration.clock
+        clock = OfflineClock(wall: configuration.clock, uptime: configuration.uptime).now
         maximumOfflineTime = maximum
         maximumOffline = Double(maximum.components.seconds) + Double(maximum.components.attoseconds) * 1e-18
     }

@@ -3,10 +3,10 @@ import SyncWire
 /// Decides which run of a partition's log goes into a session's next `download` message.
 enum DownloadBatcher {
     /// The framing of a `download` message around its entries: type, session, count, remaining bytes, and
-    /// the history id (present in a bind's first download).
-    static let messageOverhead = 1 + 4 + 4 + 8 + 1 + 8
-    /// The encoded size of an acknowledgement entry.
-    static let acknowledgementSize = 1 + 8 + 8
+    /// the history id (present in a bind's first download), the count of acknowledgement digests.
+    static let messageOverhead = 1 + 4 + 4 + 8 + 1 + 8 + 4
+    /// The encoded size of an acknowledgement entry, with its digest.
+    static let acknowledgementSize = 1 + 8 + 8 + 4
     /// The encoded size of a changeset entry without its bytes.
     static let changesetOverhead = 1 + 8 + 4
 

@@ -1,3 +1,4 @@
+import SyncStorage
 import SyncWire
 
 /// The server's sync logic: connections' protocol state, the partitions they sync, and the pumps that
@@ -463,9 +464,10 @@ actor ServerCore {
                 sessionID: session.sessionID, entries: [], remainingBytes: 0, historyID: firstHistoryID(of: session))
             return (empty, session.nextVersion)
         }
+        // The bytes of every entry: other clients' changesets are sent, the session's own are digested.
         var data: [UInt64: [UInt8]] = [:]
         var missing: [UInt64] = []
-        for version in run where partition.entry(version).clientFileID != session.clientFileID {
+        for version in run {
             if let cached = partition.cachedData(of: version) {
                 data[version] = cached
             } else {
@@ -479,8 +481,7 @@ actor ServerCore {
                 noteIfIdle(partition)
             }
             do {
-                for changeset in try await store.read(first...last, of: partition.name)
-                where changeset.clientFileID != session.clientFileID {
+                for changeset in try await store.read(first...last, of: partition.name) {
                     data[changeset.serverVersion] = changeset.data
                 }
             } catch {
@@ -492,9 +493,11 @@ actor ServerCore {
                 return nil
             }
         }
+        var digests: [UInt32] = []
         let entries = run.map { version -> DownloadEntry in
             let summary = partition.entry(version)
             if summary.clientFileID == session.clientFileID {
+                digests.append(CRC32.checksum(data[version] ?? []))
                 return .acknowledged(serverVersion: version, clientVersion: summary.clientVersion)
             }
             return .changeset(serverVersion: version, data: data[version] ?? [])
@@ -502,7 +505,7 @@ actor ServerCore {
         let remaining = partition.remainingBytes(after: run.upperBound, for: session.clientFileID)
         let download = Download(
             sessionID: session.sessionID, entries: entries, remainingBytes: remaining,
-            historyID: firstHistoryID(of: session))
+            historyID: firstHistoryID(of: session), acknowledgedDigests: digests)
         return (download, run.upperBound + 1)
     }
 

@@ -27,6 +27,8 @@ extension ServerMessage {
             }
             writer.write(download.remainingBytes)
             writer.writeOptional(download.historyID)
+            writer.write(UInt32(download.acknowledgedDigests.count))
+            for digest in download.acknowledgedDigests { writer.write(digest) }
         case .unbound(let sessionID):
             writer.write(MessageType.unbound)
             writer.write(sessionID)
@@ -88,8 +90,18 @@ extension ServerMessage {
             }
             let remainingBytes = try reader.readUInt64()
             let historyID = try reader.readOptionalUInt64()
+            let digestCount = try reader.readCount(minimumElementSize: 4)
+            let acknowledgements = entries.count(where: { if case .acknowledged = $0 { true } else { false } })
+            guard digestCount == 0 || digestCount == acknowledgements else {
+                throw .invalidValue("\(digestCount) acknowledgement digests for \(acknowledgements) acknowledgements")
+            }
+            var digests: [UInt32] = []
+            digests.reserveCapacity(digestCount)
+            for _ in 0..<digestCount { digests.append(try reader.readUInt32()) }
             self = .download(
-                Download(sessionID: sessionID, entries: entries, remainingBytes: remainingBytes, historyID: historyID))
+                Download(
+                    sessionID: sessionID, entries: entries, remainingBytes: remainingBytes, historyID: historyID,
+                    acknowledgedDigests: digests))
         case MessageType.unbound:
             self = .unbound(sessionID: try reader.readUInt32())
         case MessageType.pong:
@@ -122,7 +134,9 @@ extension ServerMessage {
         case .welcome:
             1 + 2
         case .download(let download):
-            download.entries.reduce(1 + 4 + 4 + 8 + (download.historyID == nil ? 1 : 9)) { size, entry in
+            download.entries.reduce(
+                1 + 4 + 4 + 8 + (download.historyID == nil ? 1 : 9) + 4 + 4 * download.acknowledgedDigests.count
+            ) { size, entry in
                 switch entry {
                 case .changeset(_, let data): size + 1 + 8 + EncodedSize.bytes(data)
                 case .acknowledged: size + 1 + 8 + 8

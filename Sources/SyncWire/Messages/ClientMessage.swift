@@ -106,6 +106,7 @@ public struct UploadChangeset: Sendable, Hashable {
 public enum WireProtocol {
     /// The protocol version this build speaks. Version 2 added `ProtocolError.clientReset` at the end of
     /// the `error` message; version 3 added `Bind.historyID` and `Bind.acknowledgedClientVersion` at the end
-    /// of `bind`, and `Download.historyID` at the end of `download`.
-    public static let version: UInt16 = 3
+    /// of `bind`, and `Download.historyID` at the end of `download`; version 4 added
+    /// `Download.acknowledgedDigests` at the end of `download`.
+    public static let version: UInt16 = 4
 }

@@ -33,12 +33,22 @@ public struct Download: Sendable, Hashable {
     /// the first `download` of a bind; `nil` in the others, and 0 from a store that keeps no identity. The
     /// client stores it and sends it in its next `bind`s (`Bind.historyID`). Protocol version 3.
     public var historyID: UInt64?
+    /// The CRC-32 (`CRC32.checksum`) of the bytes of each `.acknowledged` entry's changeset as the log holds
+    /// it, one per `.acknowledged` entry, in their order; empty when the server gives none. A client whose
+    /// own changeset under that client version has other bytes (its store was copied or restored from a
+    /// backup, and the copy reused the version number) must not take it as acknowledged: it resets instead.
+    /// Protocol version 4.
+    public var acknowledgedDigests: [UInt32]
 
-    public init(sessionID: UInt32, entries: [DownloadEntry], remainingBytes: UInt64, historyID: UInt64? = nil) {
+    public init(
+        sessionID: UInt32, entries: [DownloadEntry], remainingBytes: UInt64, historyID: UInt64? = nil,
+        acknowledgedDigests: [UInt32] = []
+    ) {
         self.sessionID = sessionID
         self.entries = entries
         self.remainingBytes = remainingBytes
         self.historyID = historyID
+        self.acknowledgedDigests = acknowledgedDigests
     }
 }
 

@@ -218,4 +218,48 @@ struct CopiedStoreTests {
         #expect(Collected(session.changesets).bytes == expected)
         #expect(session.state.value == .active)
     }
+
+    @Test(
+        "the copy's write under a client version the server acknowledged for the original is not marked acknowledged: the acknowledgement's digest differs, the copy is reset and its write reaches the server"
+    )
+    func acknowledgementOfTheOriginalsVersionResetsTheCopy() async throws {
+        let original = TemporaryDirectory()
+        let copy = TemporaryDirectory()
+        defer {
+            original.remove()
+            copy.remove()
+        }
+        let server = try await SyncServer.embedded()
+        do {
+            let app = makeApp(server: server.endpoint, directory: original.url)
+            let session = try await app.login(.anonymous).openSession(partition: "p")
+            try await session.write(payload(1))
+            try await session.wait(for: .upload)
+            try await app.close()
+        }
+        try FileManager.default.removeItem(at: copy.url)
+        try FileManager.default.copyItem(at: original.url, to: copy.url)
+        // The copy is bound and up to date; its upload of its own client version 2 is lost in transit.
+        let fixture = try await EngineFixture(server: server, directory: copy)
+        let session = try await fixture.open()
+        try await session.wait(for: .download)
+        fixture.transport.faults.dropUploads = true
+        try await session.write(payload(22))
+        // The original writes its client version 2 (other bytes); the server acknowledges it to both.
+        do {
+            let app = makeApp(server: server.endpoint, directory: original.url)
+            let session = try await app.login(.anonymous).openSession(partition: "p")
+            try await session.write(payload(2))
+            try await session.wait(for: .upload)
+            try await app.close()
+        }
+        fixture.transport.faults.dropUploads = false
+        let expected = [1, 2, 22].map { Array(payload(UInt8($0))) }
+        try await eventually("the copy's write reached the server") {
+            (try? await server.changesets(in: "p").map(\.data)) == expected
+        }
+        try await session.wait(for: .download)
+        #expect(Collected(session.changesets).bytes == expected)
+        #expect(session.state.value == .active)
+    }
 }

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import SyncServer
+import SyncStorage
 import SyncWire
 import TestSupport
 import Testing
@@ -357,7 +358,7 @@ import Testing
                     == .download(
                         Download(
                             sessionID: 1, entries: [.acknowledged(serverVersion: 1, clientVersion: 1)],
-                            remainingBytes: 0)))
+                            remainingBytes: 0, acknowledgedDigests: [CRC32.checksum([1, 2, 3])])))
             client.send(.unbind(sessionID: 1))
             #expect(try await client.nextMessage() == .unbound(sessionID: 1))
             if index % 50 == 49 {

@@ -95,6 +95,8 @@ final class FaultInjectingTransport: SyncTransport {
         var swallowPongs = false
         /// The server's messages are held in transit (in order) until `deliverDelayedMessages()`.
         var delayMessages = false
+        /// The client's uploads are dropped in transit (as if lost with a connection that then survived).
+        var dropUploads = false
     }
 
     private let inner = InMemoryTransport()
@@ -176,12 +178,14 @@ final class FaultyConnection: SyncClientConnection {
     let events: AsyncStream<SyncTransportEvent>
     private let continuation: AsyncStream<SyncTransportEvent>.Continuation
     private let inner: (any SyncClientConnection)?
+    private let currentFaults: @Sendable () -> FaultInjectingTransport.Faults
     /// Whether the connection ended, and the server messages held in transit.
     private let state = Locked<(ended: Bool, held: [SyncTransportEvent])>((false, []))
 
     init(inner: (any SyncClientConnection)?, currentFaults: @escaping @Sendable () -> FaultInjectingTransport.Faults) {
         (events, continuation) = AsyncStream.makeStream()
         self.inner = inner
+        self.currentFaults = currentFaults
         guard let inner else { return }
         Task { [weak self] in
             for await event in inner.events {
@@ -209,6 +213,7 @@ final class FaultyConnection: SyncClientConnection {
 
     func send(_ message: ClientMessage) {
         if case .bind(let bind) = message { _ = unansweredBinds.withLock { $0.insert(bind.sessionID) } }
+        if case .upload = message, currentFaults().dropUploads { return }
         inner?.send(message)
     }
 
