@@ -315,6 +315,7 @@ public final class SyncUser: Sendable, Hashable {
             log: { state in logger.log(.info, LogCategory.session, "\(partition): \(state)") }
         ) {
             guard let engine = engineReference.object else { return }
+            engine.statusTracker.update()
             Task { await engine.reconcile() }
         }
         let errorSink = errorSink
@@ -336,6 +337,7 @@ public final class SyncUser: Sendable, Hashable {
             limits: configuration.sessionLimits,
             logger: logger,
             clientReset: clientReset,
+            wallClock: configuration.wallClock,
             reportError: { errorSink.report($0, session: sessionReference.object) }
         )
         engineReference.object = engine
@@ -379,6 +381,7 @@ public final class SyncUser: Sendable, Hashable {
                 executor: configuration.timerExecutor,
                 random: configuration.random,
                 logger: errorSink.logger,
+                wallClock: configuration.wallClock,
                 reportError: { errorSink.report($0, session: nil) }
             )
         )
