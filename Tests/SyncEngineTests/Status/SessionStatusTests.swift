@@ -199,4 +199,44 @@ struct SessionStatusTests {
         // Snapshots are never repeated.
         for (previous, next) in zip(seen.values, seen.values.dropFirst()) { #expect(previous != next) }
     }
+
+    @Test("client reset: offline because of the reset while it runs, lastSyncedAt forgotten, then set by the next sync")
+    func clientReset() async throws {
+        let clock = StatusClock()
+        let serverClock = ServerClock()
+        let server = try await forgetfulServer(serverClock)
+        let a = try await fixture(clock: clock, server: server)
+        let b = try await fixture(clock: clock, server: server)
+        defer {
+            a.directory.remove()
+            b.directory.remove()
+        }
+        let sessionA = try await a.open()
+        let sessionB = try await b.open()
+        try await sessionA.write(payload(1))
+        try await sessionA.wait(for: .upload)
+        try await sessionA.wait(for: .download)
+        let firstSync = clock.now
+        try await eventually("A synced") { sessionA.status.value.lastSyncedAt == firstSync }
+        sessionA.suspend()
+        try await serverNoticed(server, connections: 1)
+        try await sessionA.write(payload(2))
+        serverClock.advance(days: 31)
+        try await sessionB.write(payload(11))
+        try await sessionB.wait(for: .upload)
+        let seen = Collected(sessionA.status)
+        let secondSync = firstSync.addingTimeInterval(86_400)
+        clock.set(secondSync)
+        sessionA.resume()
+        try await eventually("A synced again after the reset") {
+            sessionA.status.value.lastSyncedAt == secondSync && sessionA.status.value.pendingUploadChangesets == 0
+        }
+        let values = seen.values
+        let resetting = values.firstIndex { $0.offlineReason == .clientReset }
+        let forgotten = values.firstIndex { $0.lastSyncedAt == nil }
+        #expect(resetting != nil, "a snapshot said a client reset runs: \(values)")
+        #expect(forgotten != nil, "a snapshot had forgotten the old store's time: \(values)")
+        if let resetting, let forgotten { #expect(resetting < forgotten) }
+        #expect(values.last?.offlineReason == nil)
+    }
 }
