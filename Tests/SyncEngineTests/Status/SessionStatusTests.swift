@@ -112,6 +112,11 @@ struct SessionStatusTests {
         try await first.app.close()
 
         let second = try await fixture(clock: clock, directory: directory, server: server)
+        // Before the deletion the store has both: the deletion is what forgets them.
+        let before = try await second.app.login(.anonymous).openSession(partition: "p", suspended: true)
+        #expect(before.status.value.lastSyncedAt == StatusClock.start)
+        #expect(before.status.value.pendingUploadChangesets == 1)
+        try await second.app.login(.anonymous).logOut()
         let user = try await second.app.login(.anonymous)
         try await second.app.deleteLocalFiles(for: user, partition: "p")
         let reopened = try await user.openSession(partition: "p", suspended: true)
