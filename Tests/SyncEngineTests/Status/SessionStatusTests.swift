@@ -244,4 +244,36 @@ struct SessionStatusTests {
         if let resetting, let forgotten { #expect(resetting < forgotten) }
         #expect(values.last?.offlineReason == nil)
     }
+
+    /// The switch of docs/Monitoring.md's example, word for word, returning the line instead of printing it.
+    private func describe(_ status: SyncStatus) -> String {
+        switch status.offlineReason {
+        case nil:
+            return status.activity == .synced ? "synced" : "syncing \(status.pending.uploadChangesets) changes"
+        case .suspended?:
+            return "paused, \(status.pending.uploadChangesets) changes waiting"
+        case .waitingToReconnect(let next, let error)?:
+            return "offline (\(error.map { "\($0)" } ?? "no network")), retrying at \(next)"
+        case .credentialRefused?:
+            return "sign in again"
+        case .clientReset?:
+            return "repairing local data…"
+        case .closed?:
+            return "closed"
+        }
+    }
+
+    @Test("docs/Monitoring.md's example: paused with a change waiting, then synced, then closed")
+    func monitoringExample() async throws {
+        let fixture = try await fixture(clock: StatusClock())
+        defer { fixture.directory.remove() }
+        let session = try await fixture.app.login(.anonymous).openSession(partition: "p", suspended: true)
+        try await session.write(Data([1]))
+        #expect(describe(session.status.value) == "paused, 1 changes waiting")
+        session.resume()
+        try await session.wait(for: .upload)
+        try await eventually("synced") { describe(session.status.value) == "synced" }
+        try await fixture.app.close()
+        #expect(describe(session.status.value) == "closed")
+    }
 }
