@@ -13,7 +13,8 @@ public struct SyncStatus: Sendable, Equatable, CustomStringConvertible {
     /// Work not synced yet, even while offline or idle (read from the local store, so right after a launch).
     public var pending: PendingWork
     /// When the session was last fully synced: everything written was acknowledged and everything the
-    /// server reported was downloaded, while connected. Kept in the local store, so a relaunch shows it
+    /// server reported was downloaded, while connected (while it stays synced: the time of the server's
+    /// latest report that found it so). Kept in the local store, so a relaunch shows it
     /// before connecting; `nil` for a store that was never fully synced (a new store, one deleted with
     /// `deleteLocalFiles`, or one a client reset replaced).
     public var lastSyncedAt: Date?
