@@ -31,6 +31,7 @@ public final class SyncApp: Sendable {
 
     private let usersPublisher: OrderedPublisher<[SyncUser]>
     private let activity: ActivityTracker
+    private let statusAggregator: StatusAggregator
 
     public init(configuration: Configuration) {
         self.configuration = configuration
@@ -39,6 +40,7 @@ public final class SyncApp: Sendable {
         activity = ActivityTracker(
             sources: usersPublisher.stateStream, activity: { $0.syncActivity.eraseToAnyStream() },
             combine: SyncActivity.combined)
+        statusAggregator = StatusAggregator(sources: usersPublisher.stateStream, status: { $0.status })
         errorSink = ErrorSink(
             executor: callbackExecutor, logger: SyncLogger(level: configuration.logLevel, sink: configuration.logger))
     }
@@ -101,6 +103,11 @@ public final class SyncApp: Sendable {
     /// counts added up. See `SyncActivity` and `SyncUser.syncActivity`.
     public var syncActivity: StateStream<SyncActivity> { activity.state }
 
+    /// The status of every session of every logged-in user together (see `SyncStatus` and
+    /// `SyncUser.status`). The current value at once, then each change; after `close()`, a final `.closed`
+    /// snapshot, then it finishes.
+    public var status: StateStream<SyncStatus> { statusAggregator.state }
+
     /// Deletes the local store of `user`'s session for `partition`, so that opening it again downloads
     /// everything afresh (with a new client file id) and uploads nothing it held.
     ///
@@ -157,6 +164,7 @@ public final class SyncApp: Sendable {
         usersPublisher.drain()
         for user in users { await user.logOut() }
         activity.stop(at: .offline)
+        statusAggregator.finish()
         errorSink.finish()
     }
 

@@ -61,6 +61,9 @@ extension SyncApp {
         /// session's callback executor, before `SyncSession.clientResets` subscribers hear of them; the
         /// reset waits for it to return from `.willReset`. `nil` (default): nobody but the stream.
         public var clientResetHandler: (@Sendable (ClientResetEvent, SyncSession) -> Void)?
+        /// The wall clock `SyncStatus`'s dates (`lastSyncedAt`, the next reconnect) come from. Tests set a
+        /// fixed one; the engine's timers still run on `timerExecutor`.
+        var wallClock: @Sendable () -> Date = { Date() }
         /// Fault injection for tests (internal).
         var testHooks = TestHooks()
 

@@ -18,6 +18,7 @@ public final class SyncUser: Sendable, Hashable {
     private let sessionsPublisher: OrderedPublisher<[SyncSession]>
     private let statePublisher: OrderedPublisher<UserState>
     private let activity: ActivityTracker
+    private let statusAggregator: StatusAggregator
 
     private enum Slot: Sendable {
         /// Being opened (its store is read off the cooperative pool); callers wait for the task.
@@ -54,6 +55,7 @@ public final class SyncUser: Sendable, Hashable {
         statePublisher = OrderedPublisher(.loggedIn, executor: callbackExecutor)
         activity = ActivityTracker(
             sources: sessionsPublisher.stateStream, activity: { $0.activity }, combine: SyncActivity.of)
+        statusAggregator = StatusAggregator(sources: sessionsPublisher.stateStream, status: { $0.status })
     }
 
     /// `.loggedIn`, then `.loggedOut` after `logOut()`, or `.removed` after `remove()`; delivered on the
@@ -64,6 +66,12 @@ public final class SyncUser: Sendable, Hashable {
     /// none is connected, `.syncing` with the connected sessions' progress added up, `.synced` when they
     /// have moved everything. See `SyncActivity`; `.offline` from `logOut()` on.
     public var syncActivity: StateStream<SyncActivity> { activity.state }
+
+    /// The status of every session of the user together (see `SyncStatus`; how the fields combine: the
+    /// least connected, pending work added up, the oldest `lastSyncedAt`, the most severe offline reason).
+    /// The current value at once, then each change; after `logOut()`, a final `.closed` snapshot, then it
+    /// finishes.
+    public var status: StateStream<SyncStatus> { statusAggregator.state }
 
     /// Every session opened, in the order they were opened.
     public var allSessions: [SyncSession] { registry.withLock { $0.order } }
@@ -248,6 +256,7 @@ public final class SyncUser: Sendable, Hashable {
         guard let taken else { return }
         sessionsPublisher.drain()
         activity.stop(at: .offline)
+        statusAggregator.finish()
         for slot in taken.slots {
             switch slot {
             case .open(let session): await session.engine.shutDown()
@@ -315,6 +324,7 @@ public final class SyncUser: Sendable, Hashable {
             log: { state in logger.log(.info, LogCategory.session, "\(partition): \(state)") }
         ) {
             guard let engine = engineReference.object else { return }
+            engine.statusTracker.update()
             Task { await engine.reconcile() }
         }
         let errorSink = errorSink
@@ -337,6 +347,7 @@ public final class SyncUser: Sendable, Hashable {
             limits: configuration.sessionLimits,
             logger: logger,
             clientReset: clientReset,
+            wallClock: configuration.wallClock,
             reportError: { errorSink.report($0, session: sessionReference.object) }
         )
         engineReference.object = engine
@@ -380,6 +391,7 @@ public final class SyncUser: Sendable, Hashable {
                 executor: configuration.timerExecutor,
                 random: configuration.random,
                 logger: errorSink.logger,
+                wallClock: configuration.wallClock,
                 reportError: { errorSink.report($0, session: nil) }
             )
         )

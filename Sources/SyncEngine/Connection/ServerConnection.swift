@@ -1,3 +1,4 @@
+import Foundation
 import SyncStreams
 import SyncWire
 
@@ -51,6 +52,8 @@ actor ServerConnection {
         var executor: any StreamExecutor
         var random: @Sendable () -> Double
         var logger: SyncLogger = .off
+        /// The wall clock for the next attempt's time in `SyncStatus`.
+        var wallClock: @Sendable () -> Date = { Date() }
         /// Where connection-level failures are reported (with no session).
         var reportError: @Sendable (SyncError) -> Void
     }
@@ -88,6 +91,8 @@ actor ServerConnection {
     /// Download marks under way, by mark number: the session they concern and who waits.
     private var marks: [UInt64: (sessionID: UInt32, waiter: CheckedContinuation<Bool, Never>)] = [:]
     private var nextMarkID: UInt64 = 1
+    /// While waiting to reconnect: when the next attempt is, and the error that ended the last one.
+    private var nextAttempt: (next: Date, error: SyncError)?
 
     init(settings: Settings) { self.settings = settings }
 
@@ -106,6 +111,7 @@ actor ServerConnection {
             session.connectionStateChanged(.connecting)
         case .waitingToReconnect:
             session.connectionStateChanged(.disconnected)
+            if let nextAttempt { session.reconnectScheduled(next: nextAttempt.next, lastError: nextAttempt.error) }
         case .connected:
             await bind(id)
         case .failed(let error):
@@ -186,6 +192,7 @@ actor ServerConnection {
         attempt += 1
         let current = attempt
         phase = .connecting
+        nextAttempt = nil
         connectedAt = nil
         for id in sessions.keys {
             sessions[id]?.boundAt = nil
@@ -309,6 +316,8 @@ actor ServerConnection {
         endMarks(of: id)
         schedule(.rebind(id), after: delay)
         registration.session.connectionStateChanged(.disconnected)
+        registration.session.reconnectScheduled(
+            next: settings.wallClock().addingTimeInterval(delay.timeInterval), lastError: error)
         await registration.session.unbound(attempt: attempt)
     }
 
@@ -360,9 +369,14 @@ actor ServerConnection {
             if let retryAfter { delay = max(delay, .milliseconds(retryAfter)) }
             phase = .waitingToReconnect
             schedule(.reconnect, after: delay)
+            let next = (settings.wallClock().addingTimeInterval(delay.timeInterval), error)
+            nextAttempt = next
             logger.log(
                 .info, LogCategory.connection, "disconnected from \(settings.endpoint); reconnecting in \(delay)")
             broadcast(.disconnected)
+            for registration in sessions.values {
+                registration.session.reconnectScheduled(next: next.0, lastError: next.1)
+            }
         }
         for session in wereBound { await session.unbound(attempt: failedAttempt) }
     }
@@ -470,5 +484,13 @@ extension SyncError {
             .sessionAlreadyBound, .badClientVersion:
             self = .protocolViolation(text, isFatal: error.code.isFatal)
         }
+    }
+}
+
+extension Duration {
+    /// The duration in seconds, as Foundation counts time.
+    var timeInterval: TimeInterval {
+        let (seconds, attoseconds) = components
+        return Double(seconds) + Double(attoseconds) / 1e18
     }
 }

@@ -26,6 +26,7 @@ extension SessionEngine {
         registration = nil
         dropBinding()
         isResetting = true
+        statusTracker.update { $0.isResetting = true }
         connectionStateChanged(.disconnected)
         logger.log(.warn, LogCategory.session, "\(partition): client reset (\(details.reason)): \(error)")
         resetTask = Task { await self.reset(details) }
@@ -59,6 +60,7 @@ extension SessionEngine {
     private func reset(_ details: ClientResetDetails) async {
         defer {
             isResetting = false
+            statusTracker.update { $0.isResetting = false }
             let waiters = resetWaiters
             resetWaiters = []
             for waiter in waiters { waiter.resume() }
@@ -138,6 +140,9 @@ extension SessionEngine {
         feed.replaceStore(with: replacement.file, restart: details.reason == .historyLost)
         reportUploadProgress()
         controller.handle(.pendingUploads(store.hasUnacknowledged))
+        // The new store was never fully synced: the status forgets the old store's time.
+        statusTracker.update { $0.lastSyncedAt = nil }
+        refreshPendingStatus()
         await old.file.close()
         logger.log(
             .warn, LogCategory.session,

@@ -35,6 +35,12 @@ actor SessionEngine {
     nonisolated let feed: ChangesetFeed
     nonisolated let controller: SessionController
     nonisolated let connectionStatePublisher: OrderedPublisher<ConnectionState>
+    /// The session's `SyncStatus` (see `SessionStatusTracker`).
+    nonisolated let statusTracker: SessionStatusTracker
+    /// The wall clock `SyncStatus`'s dates come from.
+    nonisolated let wallClock: @Sendable () -> Date
+    /// The bytes the server last reported still to send on the current binding; `nil` while unknown.
+    private var downloadRemaining: Int?
     /// The error that made the session invalid, once one did.
     nonisolated var fatalError: SyncError? { fatalErrorBox.withLock { $0 } }
     private nonisolated let fatalErrorBox = Locked<SyncError?>(nil)
@@ -146,8 +152,21 @@ actor SessionEngine {
         limits: Limits,
         logger: SyncLogger = .off,
         clientReset: ClientResetSettings = ClientResetSettings(),
+        wallClock: @escaping @Sendable () -> Date = { Date() },
         reportError: @escaping @Sendable (SyncError) -> Void
     ) {
+        let notifier = notifier
+        let tracker = SessionStatusTracker(
+            inputs: SessionStatusInputs(
+                pending: PendingWork(
+                    uploadChangesets: store.unacknowledgedCount, uploadBytes: store.unacknowledgedBytes,
+                    downloadBytes: nil),
+                lastSyncedAt: store.lastSyncedAt),
+            executor: callbackExecutor,
+            sessionState: { [controller] in controller.state },
+            progress: { notifier.current($0) })
+        statusTracker = tracker
+        self.wallClock = wallClock
         self.logger = logger
         self.clientReset = clientReset
         self.callbackExecutor = callbackExecutor
@@ -156,7 +175,10 @@ actor SessionEngine {
         self.connection = connection
         self.controller = controller
         self.limits = limits
-        self.reportError = reportError
+        self.reportError = { error in
+            tracker.update { $0.lastError = error }
+            reportError(error)
+        }
         connectionStatePublisher = OrderedPublisher(.disconnected, executor: callbackExecutor)
         feed = ChangesetFeed(file: store.file, reportError: reportError)
         feed.publish(synced)
@@ -165,6 +187,14 @@ actor SessionEngine {
         notifier.start(.download, from: store.downloadedBytes)
         notifier.update(.upload, transferred: store.uploadedBytes, transferrable: store.uploadableBytes)
         controller.handle(.pendingUploads(store.hasUnacknowledged))
+    }
+
+    /// Tells the status tracker the pending counts of the store as it is now.
+    func refreshPendingStatus() {
+        let pending = PendingWork(
+            uploadChangesets: store.unacknowledgedCount, uploadBytes: store.unacknowledgedBytes,
+            downloadBytes: downloadRemaining)
+        statusTracker.update { $0.pending = pending }
     }
 
     /// Feeds the upload counts (of this store and the ones a client reset replaced) to the notifier.
@@ -341,6 +371,10 @@ actor SessionEngine {
         }
         channel = nil
         inFlightBytes = 0
+        if downloadRemaining != nil {
+            downloadRemaining = nil
+            refreshPendingStatus()
+        }
     }
 
     /// The next part of the partition's log: queue it for the file; once it is durable it is published
@@ -369,6 +403,21 @@ actor SessionEngine {
     nonisolated func connectionStateChanged(_ state: ConnectionState) {
         connectionStatePublisher.enqueue(state)
         connectionStatePublisher.drain()
+        statusTracker.update { inputs in
+            inputs.connection = state
+            if state != .disconnected { inputs.reconnect = nil }
+            // Bound: the connection works again.
+            if state == .connected { inputs.lastError = nil }
+        }
+    }
+
+    /// The connection (or this session's binding) failed and tries again at `next` (called from the
+    /// connection).
+    nonisolated func reconnectScheduled(next: Date, lastError: SyncError?) {
+        statusTracker.update { inputs in
+            inputs.reconnect = (next, lastError)
+            if let lastError { inputs.lastError = lastError }
+        }
     }
 
     /// The handshake that checks the credential started (`true`) or ended (called from the connection).
@@ -380,6 +429,7 @@ actor SessionEngine {
     /// A fatal error for this session: report it and stop for good.
     func failedFatally(_ error: SyncError) {
         fatalErrorBox.withLock { $0 = $0 ?? error }
+        statusTracker.update { $0.fatalError = $0.fatalError ?? error }
         dropBinding()
         if let id = registration {
             registration = nil
@@ -505,6 +555,7 @@ actor SessionEngine {
         resumeBindingWaiters(with: nil)
         resumeUploadWaiters(failing: .appClosed)
         feed.finish()
+        statusTracker.finish()
         // Every other stream of the session ends too, after what was published before.
         connectionStateChanged(.disconnected)
         connectionStatePublisher.finish()
@@ -523,6 +574,11 @@ actor SessionEngine {
             enqueue(write)
         }
         if let failure { throw failure }
+    }
+
+    /// Queues a `.synced` record for the store's next commit (no one waits for it).
+    fileprivate func persistSynced(at date: Date) {
+        enqueue(PendingWrite(records: [.synced(at: date)], remainingBytes: nil))
     }
 
     private func enqueue(_ write: PendingWrite) {
@@ -599,6 +655,7 @@ actor SessionEngine {
         pendingWaiters = []
         pendingBytes -= dropped.reduce(0) { $0 + $1.byteCount }
         store.dropReservations()
+        statusTracker.update { $0.lastError = failure }
         logger.log(.error, LogCategory.store, "\(partition): could not store a batch: \(failure)")
         // A lost download has no writer to tell: report it, and fetch it again.
         if (batch + dropped).contains(where: { $0.remainingBytes != nil }) {
@@ -627,11 +684,33 @@ actor SessionEngine {
             }
             notifier.update(
                 .download, transferred: downloaded, transferrable: downloaded.addingClamped(Int(clamping: remaining)))
+            if channel != nil { downloadRemaining = Int(clamping: remaining) }
         }
         reportUploadProgress()
         resumeUploadWaiters()
         controller.handle(.pendingUploads(store.hasUnacknowledged))
+        noteSyncState(afterServerReport: batch.contains { $0.remainingBytes != nil })
         if channel != nil { Task { await self.sendUploads() } }
+    }
+}
+
+extension SessionEngine {
+    /// After a durable batch: refreshes the status's pending counts, clears a storage error (the store
+    /// works), and — when the batch carried a server report that left the session fully synced (bound,
+    /// nothing left to download, nothing unacknowledged) — records the time in the status and, durably, in
+    /// the store (a `.synced` record, queued behind the batch: the group commit's next fsync).
+    fileprivate func noteSyncState(afterServerReport: Bool) {
+        let synced = afterServerReport && downloadRemaining == 0 && !store.hasUnacknowledged
+        let now = synced ? wallClock() : nil
+        let pending = PendingWork(
+            uploadChangesets: store.unacknowledgedCount, uploadBytes: store.unacknowledgedBytes,
+            downloadBytes: downloadRemaining)
+        statusTracker.update { inputs in
+            inputs.pending = pending
+            if case .storageFailure? = inputs.lastError { inputs.lastError = nil }
+            if let now { inputs.lastSyncedAt = now }
+        }
+        if let now, !isClosed { persistSynced(at: now) }
     }
 }
 

@@ -38,6 +38,12 @@ public final class SyncSession: Sendable, Hashable, CustomStringConvertible {
     /// `.disconnected`, `.connecting` or `.connected`; subscribing delivers the current state at once.
     public var connectionState: StateStream<ConnectionState> { engine.connectionStatePublisher.stateStream }
 
+    /// The session's `SyncStatus`: connection, activity, pending work (even while offline), when it was
+    /// last fully synced, why it is offline, and the last error. Subscribing delivers the current snapshot
+    /// at once, then each change, on the session's callback executor; finishes (after a final `.closed`
+    /// snapshot) when the app closes or the user logs out. `value` is up to date at once.
+    public var status: StateStream<SyncStatus> { engine.statusTracker.stream }
+
     /// Stops syncing in both directions; local writes keep working and are kept for upload. No effect on
     /// an invalid session.
     public func suspend() { engine.controller.handle(.suspend) }

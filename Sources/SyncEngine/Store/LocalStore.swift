@@ -64,6 +64,11 @@ final class LocalStore {
     var uploadedBytes: Int { index.uploadedBytes }
     /// Bytes of other clients' changesets downloaded.
     var downloadedBytes: Int { index.downloadedBytes }
+    /// When the session was last fully synced, as durably recorded (`Record.synced`); `nil` if never.
+    var lastSyncedAt: Date? { index.lastSyncedAt }
+    /// Unacknowledged local changesets and their bytes (what `SyncStatus.pending` reports for upload).
+    var unacknowledgedCount: Int { local.count - Int(acknowledgedClientVersion) }
+    var unacknowledgedBytes: Int { max(0, uploadableBytes - uploadedBytes) }
 
     /// Opens (or creates) the store at `path` (through `fileSystem`), building the index off the cooperative
     /// pool.
@@ -230,6 +235,7 @@ struct Index: Sendable {
     var uploadableBytes = 0
     var uploadedBytes = 0
     var downloadedBytes = 0
+    var lastSyncedAt: Date?
 
     /// Counts one durable record; returns the synced changeset it made known, if any.
     mutating func apply(_ record: Record, at location: RecordLocation) -> SyncedEntry? {
@@ -238,6 +244,9 @@ struct Index: Sendable {
             return nil
         case .history(let id):
             historyID = id
+            return nil
+        case .synced(let date):
+            lastSyncedAt = date
             return nil
         case .local(_, let data):
             local.append(
@@ -310,6 +319,8 @@ enum Record: Equatable, Sendable {
     case downloaded(serverVersion: UInt64, data: [UInt8])
     /// The identity of the server's log the store's server versions come from (`Download.historyID`).
     case history(id: UInt64)
+    /// The session was fully synced at this time (`SyncStatus.lastSyncedAt`); the latest one counts.
+    case synced(at: Date)
 
     func encoded() -> [UInt8] {
         var writer = ByteWriter()
@@ -332,6 +343,9 @@ enum Record: Equatable, Sendable {
         case .history(let id):
             writer.write(UInt8(5))
             writer.write(id)
+        case .synced(let date):
+            writer.write(UInt8(6))
+            writer.write(date.timeIntervalSince1970.bitPattern)
         }
         return writer.bytes
     }
@@ -344,6 +358,7 @@ enum Record: Equatable, Sendable {
         case 3: self = .acknowledged(serverVersion: try reader.readUInt64(), clientVersion: try reader.readUInt64())
         case 4: self = .downloaded(serverVersion: try reader.readUInt64(), data: try reader.readBytes())
         case 5: self = .history(id: try reader.readUInt64())
+        case 6: self = .synced(at: Date(timeIntervalSince1970: Double(bitPattern: try reader.readUInt64())))
         case let tag: throw .unknownTag("local store record", tag)
         }
         try reader.expectEnd()
@@ -357,7 +372,7 @@ enum Record: Equatable, Sendable {
     /// changeset's bytes as the body (shared, not copied); otherwise the whole encoding as the prefix.
     var payload: RecordPayload {
         switch self {
-        case .header, .acknowledged, .history:
+        case .header, .acknowledged, .history, .synced:
             return RecordPayload(prefix: encoded(), body: [])
         case .local(let version, let data), .downloaded(let version, let data):
             var writer = ByteWriter()
@@ -396,7 +411,7 @@ enum Record: Equatable, Sendable {
     var changesetData: [UInt8]? {
         switch self {
         case .local(_, let data), .downloaded(_, let data): data
-        case .header, .acknowledged, .history: nil
+        case .header, .acknowledged, .history, .synced: nil
         }
     }
 }
