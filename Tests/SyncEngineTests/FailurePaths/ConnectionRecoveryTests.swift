@@ -9,7 +9,7 @@ import Testing
 /// How connections and sessions recover: the backoff forgets old failures once a connection proved
 /// healthy, one session's error leaves the others alone, a server that lost history stops the session
 /// instead of looping, and no stale state is left behind.
-@Suite("Connection recovery", .timeLimit(.minutes(2)))
+@Suite("Connection recovery", .timeLimit(.minutes(5)))
 struct ConnectionRecoveryTests {
     /// Grows the backoff with refused attempts (1 s, 2 s), then lets the third attempt (after 4 s) connect.
     private func connectAfterGrowingTheBackoff(_ fixture: EngineFixture, _ session: SyncSession) async throws {

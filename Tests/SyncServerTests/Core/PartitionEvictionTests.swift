@@ -6,7 +6,7 @@ import Testing
 
 /// Idle partitions are evicted (their index dropped, their files closed) beyond `maximumIdlePartitions`
 /// and loaded again on the next bind; `maximumPartitions` counts only live ones.
-@Suite("Partition eviction", .timeLimit(.minutes(2)))
+@Suite("Partition eviction", .timeLimit(.minutes(5)))
 struct PartitionEvictionTests {
     /// The descriptors this process has open on files inside `directory` (Linux: the `/proc/self/fd`
     /// entries that point there), so that files other tests open meanwhile do not count; `nil` elsewhere.
@@ -46,7 +46,8 @@ struct PartitionEvictionTests {
         let server = try await SyncServer.embedded(
             configuration: .init(store: store, maximumPartitions: 3, maximumIdlePartitions: 2))
         let client = try await TestClient.welcomed(to: server)
-        let count = 120
+        // 40 times the maximum; 10 times under a sanitizer, where each file create and fsync costs more.
+        let count = BuildFlavor.iterations(120, sanitized: 30)
         let before = Self.openDescriptorCount(inside: directory)
         for index in 0..<count { try await writeOnce(client, "p\(index)", UInt8(truncatingIfNeeded: index)) }
         // Evictions run in the background: they end with at most the two idle partitions open.
