@@ -156,13 +156,14 @@ struct DeliveryState<Output: Sendable, Failure: Error> {
 
     /// Attaches a subscriber, which first receives `initialValues` (in order), then every later event.
     ///
-    /// After termination the subscriber receives only the completion, and is not kept.
+    /// After termination the subscriber receives `initialValues` (a replay) and the completion, and is not
+    /// kept.
     @inlinable
     mutating func attach(_ subscriber: Subscriber<Output, Failure>, initialValues: [Output] = []) {
         subscriber.generation = generation
         generation &+= 1
         if let completion = terminalCompletion {
-            queue.append(.targeted(subscriber, [], completion))
+            queue.append(.targeted(subscriber, initialValues, completion))
         } else {
             subscribers.append(subscriber)
             if !initialValues.isEmpty { queue.append(.targeted(subscriber, initialValues, nil)) }
