@@ -146,4 +146,42 @@ import Testing
             "the drain nested: stack depth \(String(describing: first)) → \(String(describing: last))")
         relay.remove(subscriber, waiting: false)
     }
+
+    /// The same for any executor that runs jobs inside `execute`, not only the `ImmediateExecutor` type:
+    /// the relay notices that the job runs on the thread still inside `execute`.
+    @Test func aRelayOnAnyExecutorThatRunsJobsInlineDrainsAFloodWithoutNesting() {
+        let relay = Relay<Int, Never, Void>(extra: (), executor: CallerRunsExecutor())
+        let flood = 3 * DeliveryState<Int, Never>.scheduledExtraBudget + 10
+        let depths = LockedBox<[Int: Int]>([:])
+        let received = LockedBox(0)
+        let subscriber = relay.attach(
+            onValue: { value in
+                received.mutate { $0 += 1 }
+                if value == 2 || value == flood {  // both delivered by the drain's loop
+                    depths.mutate { $0[value] = Thread.callStackReturnAddresses.count }
+                }
+                if value == 1 { for next in 2...flood { relay.send(next) } }  // queued behind 1
+            },
+            onCompletion: { _ in })
+        relay.send(1)
+        #expect(received.value == flood)
+        let first = depths.value[2]
+        let last = depths.value[flood]
+        #expect(
+            first != nil && first == last,
+            "the drain nested: stack depth \(String(describing: first)) → \(String(describing: last))")
+        relay.remove(subscriber, waiting: false)
+    }
+}
+
+/// A user's executor that runs each job on the calling thread, inside `execute` (as `ImmediateExecutor`
+/// does, but another type).
+private struct CallerRunsExecutor: StreamExecutor {
+    func execute(_ work: @escaping @Sendable () -> Void) { work() }
+
+    func schedule(after delay: Duration, _ work: @escaping @Sendable () -> Void) -> ScheduledWork {
+        preconditionFailure("not used")
+    }
+
+    var now: StreamInstant { .monotonicNow }
 }
