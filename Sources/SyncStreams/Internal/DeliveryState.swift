@@ -80,6 +80,9 @@ struct DeliveryState<Output: Sendable, Failure: Error> {
     @usableFromInline var scheduledSliceEnd = StreamInstant.zero
     /// Events other threads queued while an inline drain ran.
     @usableFromInline var foreignEnqueued = 0
+    /// When the running inline drain's time slice ends, by the monotonic clock: set when another thread
+    /// queues the drain's first foreign event (meaningful only while `foreignEnqueued > 0`).
+    @usableFromInline var inlineSliceEnd = StreamInstant.zero
     /// How many events the last delivery action carried (a run of values counts each).
     @usableFromInline var eventsInFlight = 1
     /// Waiters registered for the end of the event in flight (a single-subscriber event).
@@ -96,6 +99,11 @@ struct DeliveryState<Output: Sendable, Failure: Error> {
     /// hand-over costs a job — a dispatch and a thread wake-up, microseconds — so the budget is large
     /// enough to make that a nanosecond per event, and small enough to bound the wait.)
     @usableFromInline static var inlineForeignBudget: Int { 4_096 }
+
+    /// How long an inline drain may go on delivering once another thread has queued an event during it,
+    /// before it hands the rest on: a thread that sent one value is held no longer than this (and the
+    /// event, or run of values, in progress) by other threads' events, however slow their callbacks.
+    @usableFromInline static var inlineSlice: Duration { .milliseconds(1) }
 
     /// How many events a scheduled drain may deliver beyond those queued when it started before it hands
     /// the rest to a new job: a producer about as fast as its consumer would otherwise cost a job every
@@ -147,12 +155,19 @@ struct DeliveryState<Output: Sendable, Failure: Error> {
         return true
     }
 
-    /// Counts an event queued by another thread than the one draining inline. (A scheduled drain counts
-    /// nothing: its budget is set when it starts.)
+    /// Counts an event queued by another thread than the one draining inline; the first one starts the
+    /// drain's time slice. (A scheduled drain counts nothing: its budget is set when it starts.)
     @inlinable @inline(__always)
     mutating func noteEnqueue() {
-        if drainMode == 1, drainer != .current { foreignEnqueued &+= 1 }
+        if drainMode == 1, drainer != .current {
+            if foreignEnqueued == 0 { startInlineSlice() }
+            foreignEnqueued &+= 1
+        }
     }
+
+    /// Reads the clock once per drain that other threads contend for (never on an uncontended one).
+    @usableFromInline
+    mutating func startInlineSlice() { inlineSliceEnd = .monotonicNow + Self.inlineSlice }
 
     /// Attaches a subscriber, which first receives `initialValues` (in order), then every later event.
     ///
@@ -251,7 +266,8 @@ struct DeliveryState<Output: Sendable, Failure: Error> {
 
     /// The drainer finished delivering one event: the next one, a hand-over to a scheduled drain, or
     /// idle. Also returns what the subscriber list retired during the event, to dispose of after unlocking.
-    /// `now` is the executor's time, read by a scheduled drain (nil for an inline one).
+    /// `now` is the executor's time, read by a scheduled drain; for an inline one, the monotonic time,
+    /// read only once other threads have queued events during it (nil before: then it is read here).
     @inlinable
     mutating func next(
         now: StreamInstant?,
@@ -275,10 +291,18 @@ struct DeliveryState<Output: Sendable, Failure: Error> {
                 drainMode = 2
                 return .schedule
             }
-        } else if foreignEnqueued > Self.inlineForeignBudget {
-            drainMode = 2
-            foreignEnqueued = 0
-            return .schedule
+        } else if foreignEnqueued > 0 {
+            // The hand-off is being considered only now, once another thread queued an event during this
+            // drain: so an uncontended drain never reads the clock, and a contended one reads it once per
+            // event or run of values (outside the lock, but for the first look), as a scheduled drain does.
+            // Counting events alone would hold the sender for 4,096 foreign callbacks however long each
+            // takes.
+            let now = now ?? .monotonicNow
+            if foreignEnqueued > Self.inlineForeignBudget || now >= inlineSliceEnd {
+                drainMode = 2
+                foreignEnqueued = 0
+                return .schedule
+            }
         }
         return popForDelivery()
     }

@@ -481,9 +481,13 @@ final class Relay<Output: Sendable, Failure: Error, Extra>: @unchecked Sendable 
     @inlinable
     func continueDrainingSlowly(scheduled: Bool, timed: Bool) {
         var lingered = 0
+        // An inline drain reads the clock only once other threads have queued events during it (see
+        // `DeliveryState.next`): set after each step, under the lock.
+        var contended = false
         while true {
-            // A job reads the clock once per event or run of values, to end when its slice is over.
-            let now = timed ? sliceClock : nil
+            // A job reads the clock once per event or run of values, to end when its slice is over; a
+            // contended inline drain reads the monotonic clock as often, to end when its slice is over.
+            let now = timed ? sliceClock : contended ? StreamInstant.monotonicNow : nil
             lock.lock()
             // Fast path: nothing was queued or retired meanwhile, so the relay simply goes idle.
             // (`inFlight` and `inFlightTarget` are left as they are: read only while a drain runs, and set
@@ -514,6 +518,7 @@ final class Relay<Output: Sendable, Failure: Error, Extra>: @unchecked Sendable 
             // Announced under the lock, so announcements are stored in the order of the events even when
             // the next event's drainer is another thread (this one may be preempted after unlocking).
             if let endedEvent { inFlightCallback.announceEventEnd(serial: endedEvent) }
+            if !scheduled { contended = guarded.delivery.foreignEnqueued > 0 }
             lock.unlock()
             if endedEvent != nil { inFlightCallback.wakeEventEndWaiters() }
             // Freed and released here, outside the lock (releasing subscribers may run deinits).
