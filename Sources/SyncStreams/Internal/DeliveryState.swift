@@ -47,8 +47,9 @@ enum DeliveryAction<Output: Sendable, Failure: Error> {
 /// work on that executor (another stream's deliveries on the same serial queue) waits at most about a
 /// slice plus one callback. An inline drain (on the sending thread) delivers
 /// its own thread's events without limit, but once other threads have queued more than
-/// `inlineForeignBudget` events during it, it hands the rest to a scheduled drain and returns — a thread
-/// that sent one value is never held delivering a fast producer's values forever.
+/// `inlineForeignBudget` events during it, or `inlineSlice` has passed since the first of them, it hands
+/// the rest to a scheduled drain and returns — a thread that sent one value is held by other threads'
+/// events for about a slice, however slow their callbacks.
 @usableFromInline
 struct DeliveryState<Output: Sendable, Failure: Error> {
     @usableFromInline var subscribers = SubscriberList<Output, Failure>()
