@@ -26,10 +26,9 @@ enum DeliveryAction<Output: Sendable, Failure: Error> {
     /// Deliver this event (serial number `serial`) to these subscribers, then ask `next()` for more.
     case deliver(DeliveryEvent<Output, Failure>, BorrowedSubscribers<Output, Failure>, serial: UInt64)
     /// Deliver these values, in order, to these subscribers (one at most), then ask `next()` for more:
-    /// a run of queued values taken in one critical section (see `DeliveryState.popForDelivery`).
-    /// `serial` is the serial number of the last.
-    case deliverValues(
-        ContiguousArray<DeliveryEvent<Output, Failure>>, BorrowedSubscribers<Output, Failure>, serial: UInt64)
+    /// a run of queued values taken in one critical section (see `DeliveryState.popForDelivery`). (No
+    /// serial: a waiter for its one subscriber waits for the end of the run, announced by `next()`.)
+    case deliverValues(ContiguousArray<DeliveryEvent<Output, Failure>>, BorrowedSubscribers<Output, Failure>)
     /// Ask the executor to run a drain (a drain is scheduled: the relay stays claimed until it runs).
     case schedule
 }
@@ -131,16 +130,6 @@ struct DeliveryState<Output: Sendable, Failure: Error> {
         } else {
             queue.append(.value(value, generation: generation))
         }
-        return true
-    }
-
-    /// Enqueues a value; for callers that never conflate (no relay with `conflatesValues` uses this).
-    @inlinable
-    @discardableResult
-    mutating func enqueue(_ value: Output) -> Bool {
-        guard !isTerminated else { return false }
-        noteEnqueue()
-        queue.append(.value(value, generation: generation))
         return true
     }
 
@@ -336,7 +325,7 @@ struct DeliveryState<Output: Sendable, Failure: Error> {
             eventsInFlight = run.count
             inFlight = subscribers.borrow()
             inFlightTarget = nil
-            return .deliverValues(run, inFlight, serial: serial)
+            return .deliverValues(run, inFlight)
         }
         switch event {
         case .value:

@@ -352,7 +352,7 @@ final class Relay<Output: Sendable, Failure: Error, Extra>: @unchecked Sendable 
             CallbackScope.enter()
             deliver(event, to: subscribers, serial: serial)
             continueDraining()
-        case .deliverValues(let run, let subscribers, _):
+        case .deliverValues(let run, let subscribers):
             CallbackScope.enter()
             deliver(run, to: subscribers)
             continueDraining()
@@ -439,7 +439,7 @@ final class Relay<Output: Sendable, Failure: Error, Extra>: @unchecked Sendable 
             CallbackScope.enter()
             deliver(event, to: subscribers, serial: serial)
             continueDrainingSlowly(scheduled: true, timed: !nested)
-        case .deliverValues(let run, let subscribers, _):
+        case .deliverValues(let run, let subscribers):
             CallbackScope.enter()
             deliver(run, to: subscribers)
             continueDrainingSlowly(scheduled: true, timed: !nested)
@@ -526,7 +526,7 @@ final class Relay<Output: Sendable, Failure: Error, Extra>: @unchecked Sendable 
             switch action {
             case .deliver(let event, let subscribers, let serial):
                 deliver(event, to: subscribers, serial: serial)
-            case .deliverValues(let run, let subscribers, _):
+            case .deliverValues(let run, let subscribers):
                 deliver(run, to: subscribers)
             case .schedule:
                 CallbackScope.leave()
