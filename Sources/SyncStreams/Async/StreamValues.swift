@@ -4,8 +4,13 @@ extension SyncStream {
     ///
     /// Reading this property subscribes at once; from then on every value is buffered (without bound)
     /// until the loop takes it, so nothing sent while the consumer is busy is lost. The sequence ends when
-    /// the stream finishes, throws the stream's failure, and ends (returns nil) when the consuming task is
-    /// cancelled. Dropping the sequence and its iterator ends the subscription. Iterate it once.
+    /// the stream finishes, throws the stream's failure, and ends (returns nil) when a consuming task is
+    /// cancelled. Dropping the sequence and its iterators ends the subscription.
+    ///
+    /// Several iterators may wait at once (tasks consuming one sequence together): each value goes to one
+    /// of them, to the one that has waited longest, and the end reaches every one — each iterator throws
+    /// the failure once, then returns nil. Cancelling any consuming task ends the sequence for all of them
+    /// (as `AsyncStream`).
     ///
     /// ```swift
     /// for await progress in session.progress(for: .upload, mode: .reportIndefinitely).values { … }
@@ -50,18 +55,28 @@ public struct StreamValues<Element: Sendable, Failure: Error>: AsyncSequence, Se
     /// The iterator of `StreamValues`.
     public struct AsyncIterator: AsyncIteratorProtocol {
         @usableFromInline let subscription: StreamValuesSubscription<Element, Failure>
+        /// This iterator returned nil or threw: it returns nil from now on.
+        @usableFromInline var isDone = false
 
         @inlinable
         init(subscription: StreamValuesSubscription<Element, Failure>) { self.subscription = subscription }
 
         @inlinable
         public mutating func next() async throws(Failure) -> Element? {
-            try await subscription.buffer.next(isolation: nil)
+            try await next(isolation: nil)
         }
 
         @inlinable
         public mutating func next(isolation actor: isolated (any Actor)?) async throws(Failure) -> Element? {
-            try await subscription.buffer.next(isolation: actor)
+            if isDone { return nil }
+            do throws(Failure) {
+                let value = try await subscription.buffer.next(isolation: actor)
+                if value == nil { isDone = true }
+                return value
+            } catch {
+                isDone = true
+                throw error
+            }
         }
     }
 }
@@ -82,7 +97,8 @@ final class StreamValuesSubscription<Element: Sendable, Failure: Error>: Sendabl
     deinit { token.invalidate() }
 }
 
-/// The unbounded buffer between a stream's callbacks and one consuming task.
+/// The unbounded buffer between a stream's callbacks and the consuming tasks (one, or several waiting
+/// at once: each value resumes the one that has waited longest).
 @usableFromInline
 final class StreamValuesBuffer<Element: Sendable, Failure: Error>: Sendable {
     @usableFromInline
@@ -90,20 +106,23 @@ final class StreamValuesBuffer<Element: Sendable, Failure: Error>: Sendable {
         @usableFromInline var values = FIFO<Element>()
         @usableFromInline var isFinished = false
         @usableFromInline var failure: Failure?
-        @usableFromInline var waiting: UnsafeContinuation<Result<Element?, Failure>, Never>?
+        /// The iterators waiting for a value, longest-waiting first.
+        @usableFromInline var waiting = FIFO<UnsafeContinuation<Result<Element?, Failure>, Never>>()
 
         @inlinable init() {}
 
-        /// Takes a buffered value or the end, if there is one.
+        /// Takes a buffered value or the end, if there is one. The failure stays: every iterator throws
+        /// it (once: an iterator that threw returns nil afterwards).
+        @inlinable
+        func pollEnd() -> Result<Element?, Failure>? {
+            guard isFinished else { return nil }
+            return failure.map { .failure($0) } ?? .success(nil)
+        }
+
         @inlinable
         mutating func poll() -> Result<Element?, Failure>? {
             if let value = values.popFirst() { return .success(value) }
-            guard isFinished else { return nil }
-            if let failure {
-                self.failure = nil
-                return .failure(failure)
-            }
-            return .success(nil)
+            return pollEnd()
         }
     }
 
@@ -116,31 +135,30 @@ final class StreamValuesBuffer<Element: Sendable, Failure: Error>: Sendable {
     func receive(_ value: Element) {
         let waiting = state.withLock { state -> UnsafeContinuation<Result<Element?, Failure>, Never>? in
             if state.isFinished { return nil }
-            if let waiting = state.waiting {
-                state.waiting = nil
-                return waiting
-            }
+            if let waiting = state.waiting.popFirst() { return waiting }
             state.values.append(value)
             return nil
         }
         waiting?.resume(returning: .success(value))
     }
 
+    /// Ends the sequence: every waiting iterator is resumed with the end (the failure, or nil).
     @inlinable
     func finish(_ failure: Failure?) {
-        let waiting = state.withLock { state -> UnsafeContinuation<Result<Element?, Failure>, Never>? in
-            guard !state.isFinished else { return nil }
+        let waiting = state.withLock { state -> FIFO<UnsafeContinuation<Result<Element?, Failure>, Never>> in
+            guard !state.isFinished else { return FIFO() }
             state.isFinished = true
             state.failure = failure
-            let waiting = state.waiting
-            state.waiting = nil
-            if waiting != nil { state.failure = nil }
-            return waiting
+            defer { state.waiting = FIFO() }
+            return state.waiting
         }
-        if let waiting {
-            waiting.resume(returning: failure.map { .failure($0) } ?? .success(nil))
+        for continuation in waiting.elements {
+            continuation.resume(returning: failure.map { .failure($0) } ?? .success(nil))
         }
     }
+
+    /// How many iterators are waiting for a value now (for tests).
+    var waitingIterators: Int { state.withLock { $0.waiting.count } }
 
     @inlinable
     func next(isolation actor: isolated (any Actor)?) async throws(Failure) -> Element? {
@@ -151,7 +169,7 @@ final class StreamValuesBuffer<Element: Sendable, Failure: Error>: Sendable {
                 await withUnsafeContinuation(isolation: actor) { continuation in
                     let ready = state.withLock { state -> Result<Element?, Failure>? in
                         if let ready = state.poll() { return ready }
-                        state.waiting = continuation
+                        state.waiting.append(continuation)
                         return nil
                     }
                     if let ready { continuation.resume(returning: ready) }

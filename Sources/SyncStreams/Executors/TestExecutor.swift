@@ -43,8 +43,15 @@ public final class TestExecutor: StreamExecutor, Sendable {
     /// How many pieces of work are waiting.
     public var pendingCount: Int { state.withLock { $0.jobs.count } }
 
-    /// The delays passed to `schedule(after:)`, in call order: lets a test assert the exact interaction.
-    public var scheduledDelays: [Duration] { state.withLock { $0.scheduledDelays } }
+    /// The delays passed to `schedule(after:)`, in call order — the most recent `recordedDelayLimit` of
+    /// them: lets a test assert the exact interaction, without an executor that runs a long (virtual) time
+    /// growing without bound.
+    public var scheduledDelays: [Duration] {
+        state.withLock { Array($0.scheduledDelays.suffix(Self.recordedDelayLimit)) }
+    }
+
+    /// How many of the most recent delays `scheduledDelays` keeps.
+    public static var recordedDelayLimit: Int { 1_024 }
 
     /// The due time of the earliest waiting work, if any.
     public var nextDueTime: StreamInstant? { state.withLock { $0.jobs.first?.due } }
@@ -74,7 +81,13 @@ public final class TestExecutor: StreamExecutor, Sendable {
         state.withLock { state in
             let id = state.nextID
             state.nextID += 1
-            if recordDelay { state.scheduledDelays.append(delay) }
+            if recordDelay {
+                state.scheduledDelays.append(delay)
+                // Trimmed in batches (amortized O(1) per call); the getter returns the most recent ones.
+                if state.scheduledDelays.count >= 2 * Self.recordedDelayLimit {
+                    state.scheduledDelays.removeFirst(state.scheduledDelays.count - Self.recordedDelayLimit)
+                }
+            }
             let job = Job(id: id, due: state.now + max(delay, .zero), work: work)
             // Insert after every job due at or before it, keeping (due, id) order.
             var low = 0

@@ -26,10 +26,9 @@ enum DeliveryAction<Output: Sendable, Failure: Error> {
     /// Deliver this event (serial number `serial`) to these subscribers, then ask `next()` for more.
     case deliver(DeliveryEvent<Output, Failure>, BorrowedSubscribers<Output, Failure>, serial: UInt64)
     /// Deliver these values, in order, to these subscribers (one at most), then ask `next()` for more:
-    /// a run of queued values taken in one critical section (see `DeliveryState.popForDelivery`).
-    /// `serial` is the serial number of the last.
-    case deliverValues(
-        ContiguousArray<DeliveryEvent<Output, Failure>>, BorrowedSubscribers<Output, Failure>, serial: UInt64)
+    /// a run of queued values taken in one critical section (see `DeliveryState.popForDelivery`). (No
+    /// serial: a waiter for its one subscriber waits for the end of the run, announced by `next()`.)
+    case deliverValues(ContiguousArray<DeliveryEvent<Output, Failure>>, BorrowedSubscribers<Output, Failure>)
     /// Ask the executor to run a drain (a drain is scheduled: the relay stays claimed until it runs).
     case schedule
 }
@@ -47,8 +46,9 @@ enum DeliveryAction<Output: Sendable, Failure: Error> {
 /// work on that executor (another stream's deliveries on the same serial queue) waits at most about a
 /// slice plus one callback. An inline drain (on the sending thread) delivers
 /// its own thread's events without limit, but once other threads have queued more than
-/// `inlineForeignBudget` events during it, it hands the rest to a scheduled drain and returns — a thread
-/// that sent one value is never held delivering a fast producer's values forever.
+/// `inlineForeignBudget` events during it, or `inlineSlice` has passed since the first of them, it hands
+/// the rest to a scheduled drain and returns — a thread that sent one value is held by other threads'
+/// events for about a slice, however slow their callbacks.
 @usableFromInline
 struct DeliveryState<Output: Sendable, Failure: Error> {
     @usableFromInline var subscribers = SubscriberList<Output, Failure>()
@@ -80,6 +80,9 @@ struct DeliveryState<Output: Sendable, Failure: Error> {
     @usableFromInline var scheduledSliceEnd = StreamInstant.zero
     /// Events other threads queued while an inline drain ran.
     @usableFromInline var foreignEnqueued = 0
+    /// When the running inline drain's time slice ends, by the monotonic clock: set when another thread
+    /// queues the drain's first foreign event (meaningful only while `foreignEnqueued > 0`).
+    @usableFromInline var inlineSliceEnd = StreamInstant.zero
     /// How many events the last delivery action carried (a run of values counts each).
     @usableFromInline var eventsInFlight = 1
     /// Waiters registered for the end of the event in flight (a single-subscriber event).
@@ -96,6 +99,11 @@ struct DeliveryState<Output: Sendable, Failure: Error> {
     /// hand-over costs a job — a dispatch and a thread wake-up, microseconds — so the budget is large
     /// enough to make that a nanosecond per event, and small enough to bound the wait.)
     @usableFromInline static var inlineForeignBudget: Int { 4_096 }
+
+    /// How long an inline drain may go on delivering once another thread has queued an event during it,
+    /// before it hands the rest on: a thread that sent one value is held no longer than this (and the
+    /// event, or run of values, in progress) by other threads' events, however slow their callbacks.
+    @usableFromInline static var inlineSlice: Duration { .milliseconds(1) }
 
     /// How many events a scheduled drain may deliver beyond those queued when it started before it hands
     /// the rest to a new job: a producer about as fast as its consumer would otherwise cost a job every
@@ -125,16 +133,6 @@ struct DeliveryState<Output: Sendable, Failure: Error> {
         return true
     }
 
-    /// Enqueues a value; for callers that never conflate (no relay with `conflatesValues` uses this).
-    @inlinable
-    @discardableResult
-    mutating func enqueue(_ value: Output) -> Bool {
-        guard !isTerminated else { return false }
-        noteEnqueue()
-        queue.append(.value(value, generation: generation))
-        return true
-    }
-
     /// Enqueues the completion; returns false if one was already enqueued.
     @inlinable
     @discardableResult
@@ -147,22 +145,30 @@ struct DeliveryState<Output: Sendable, Failure: Error> {
         return true
     }
 
-    /// Counts an event queued by another thread than the one draining inline. (A scheduled drain counts
-    /// nothing: its budget is set when it starts.)
+    /// Counts an event queued by another thread than the one draining inline; the first one starts the
+    /// drain's time slice. (A scheduled drain counts nothing: its budget is set when it starts.)
     @inlinable @inline(__always)
     mutating func noteEnqueue() {
-        if drainMode == 1, drainer != .current { foreignEnqueued &+= 1 }
+        if drainMode == 1, drainer != .current {
+            if foreignEnqueued == 0 { startInlineSlice() }
+            foreignEnqueued &+= 1
+        }
     }
+
+    /// Reads the clock once per drain that other threads contend for (never on an uncontended one).
+    @usableFromInline
+    mutating func startInlineSlice() { inlineSliceEnd = .monotonicNow + Self.inlineSlice }
 
     /// Attaches a subscriber, which first receives `initialValues` (in order), then every later event.
     ///
-    /// After termination the subscriber receives only the completion, and is not kept.
+    /// After termination the subscriber receives `initialValues` (a replay) and the completion, and is not
+    /// kept.
     @inlinable
     mutating func attach(_ subscriber: Subscriber<Output, Failure>, initialValues: [Output] = []) {
         subscriber.generation = generation
         generation &+= 1
         if let completion = terminalCompletion {
-            queue.append(.targeted(subscriber, [], completion))
+            queue.append(.targeted(subscriber, initialValues, completion))
         } else {
             subscribers.append(subscriber)
             if !initialValues.isEmpty { queue.append(.targeted(subscriber, initialValues, nil)) }
@@ -250,7 +256,8 @@ struct DeliveryState<Output: Sendable, Failure: Error> {
 
     /// The drainer finished delivering one event: the next one, a hand-over to a scheduled drain, or
     /// idle. Also returns what the subscriber list retired during the event, to dispose of after unlocking.
-    /// `now` is the executor's time, read by a scheduled drain (nil for an inline one).
+    /// `now` is the executor's time, read by a scheduled drain; for an inline one, the monotonic time,
+    /// read only once other threads have queued events during it (nil before: then it is read here).
     @inlinable
     mutating func next(
         now: StreamInstant?,
@@ -274,10 +281,18 @@ struct DeliveryState<Output: Sendable, Failure: Error> {
                 drainMode = 2
                 return .schedule
             }
-        } else if foreignEnqueued > Self.inlineForeignBudget {
-            drainMode = 2
-            foreignEnqueued = 0
-            return .schedule
+        } else if foreignEnqueued > 0 {
+            // The hand-off is being considered only now, once another thread queued an event during this
+            // drain: so an uncontended drain never reads the clock, and a contended one reads it once per
+            // event or run of values (outside the lock, but for the first look), as a scheduled drain does.
+            // Counting events alone would hold the sender for 4,096 foreign callbacks however long each
+            // takes.
+            let now = now ?? .monotonicNow
+            if foreignEnqueued > Self.inlineForeignBudget || now >= inlineSliceEnd {
+                drainMode = 2
+                foreignEnqueued = 0
+                return .schedule
+            }
         }
         return popForDelivery()
     }
@@ -310,7 +325,7 @@ struct DeliveryState<Output: Sendable, Failure: Error> {
             eventsInFlight = run.count
             inFlight = subscribers.borrow()
             inFlightTarget = nil
-            return .deliverValues(run, inFlight, serial: serial)
+            return .deliverValues(run, inFlight)
         }
         switch event {
         case .value:

@@ -43,9 +43,6 @@ final class Relay<Output: Sendable, Failure: Error, Extra>: @unchecked Sendable 
     /// so the only stored access is to this non-empty struct.
     @exclusivity(unchecked) @usableFromInline var guarded: Guarded
     @usableFromInline let executor: (any StreamExecutor)?
-    /// The executor runs a job inside `execute` (`ImmediateExecutor`): handing the rest of a drain to a
-    /// new job would only nest it one level deeper on the same thread, so its drains are not bounded.
-    @usableFromInline let executorRunsJobsInline: Bool
 
     /// - Parameters:
     ///   - extra: The owner's own state, guarded by the relay's lock.
@@ -56,7 +53,6 @@ final class Relay<Output: Sendable, Failure: Error, Extra>: @unchecked Sendable 
         self.guarded = Guarded(extra: extra, delivery: DeliveryState(conflatesValues: conflatesValues))
         self.executor = executor
         self.hasExecutor = executor != nil
-        self.executorRunsJobsInline = executor is ImmediateExecutor
     }
 
     @inlinable
@@ -356,7 +352,7 @@ final class Relay<Output: Sendable, Failure: Error, Extra>: @unchecked Sendable 
             CallbackScope.enter()
             deliver(event, to: subscribers, serial: serial)
             continueDraining()
-        case .deliverValues(let run, let subscribers, _):
+        case .deliverValues(let run, let subscribers):
             CallbackScope.enter()
             deliver(run, to: subscribers)
             continueDraining()
@@ -371,15 +367,27 @@ final class Relay<Output: Sendable, Failure: Error, Extra>: @unchecked Sendable 
     /// a shut-down or bounded executor) and returns the relay to idle, so the next event claims a new
     /// drain and delivers what was queued — instead of the relay staying "scheduled" for ever. One small
     /// allocation per job (not per value: a job delivers up to a slice of events).
+    ///
+    /// An executor that runs the job inside `execute` (`ImmediateExecutor`, or any executor that does so,
+    /// always or sometimes) is noticed by the job itself: it runs on the thread that is still inside
+    /// `execute`. Such a drain is not bounded — handing the rest to a new job would only nest it one
+    /// level deeper on the same stack, until a long enough flood overflowed it.
+    ///
+    /// A hand-over job (no executor) runs at the quality of service of the thread that hands it over
+    /// (`.inheritQoS`), not at the global queue's default: a user-interactive sender's values are not
+    /// delivered at a lower priority, nor a background sender's at a higher one.
     @inlinable
     func scheduleDrain() {
         let job = DrainJob(relay: self)
         let run: @Sendable () -> Void = { job.run() }
+        let thread = ThreadID.current.raw
+        job.schedulingThread.store(thread, ordering: .relaxed)
         if let executor {
             executor.execute(run)
         } else {
-            DispatchQueue.global().async(execute: run)
+            DispatchQueue.global().async(flags: .inheritQoS, execute: run)
         }
+        job.schedulingThread.store(0, ordering: .relaxed)
     }
 
     /// A scheduled drain, as handed to an executor: runs the drain, or — released without having run —
@@ -390,6 +398,10 @@ final class Relay<Output: Sendable, Failure: Error, Extra>: @unchecked Sendable 
         // after the last release (which orders it after the write).
         @usableFromInline let relay: Relay
         @usableFromInline var ran = false
+        /// The thread inside `execute` for this job while it is there (0 otherwise): a job that runs on
+        /// that thread meanwhile was run inline by the executor. (Relaxed: the only value a thread can
+        /// compare equal to its own identity is one it stored itself.)
+        @usableFromInline let schedulingThread = Atomic<UInt>(0)
 
         @inlinable
         init(relay: Relay) { self.relay = relay }
@@ -397,7 +409,8 @@ final class Relay<Output: Sendable, Failure: Error, Extra>: @unchecked Sendable 
         @inlinable
         func run() {
             ran = true
-            relay.runScheduledDrain()
+            let nested = schedulingThread.load(ordering: .relaxed) == ThreadID.current.raw
+            relay.runScheduledDrain(nested: nested)
         }
 
         @inlinable
@@ -413,9 +426,11 @@ final class Relay<Output: Sendable, Failure: Error, Extra>: @unchecked Sendable 
         lock.unlock()
     }
 
+    /// Runs a scheduled drain. `nested`: the executor runs it inside `execute`, on the thread that
+    /// scheduled it: not bounded, and it reads no clock.
     @inlinable
-    func runScheduledDrain() {
-        let now = sliceClock
+    func runScheduledDrain(nested: Bool) {
+        let now = nested ? nil : sliceClock
         lock.lock()
         let action = guarded.delivery.beginScheduledDrain(now: now)
         lock.unlock()
@@ -423,11 +438,11 @@ final class Relay<Output: Sendable, Failure: Error, Extra>: @unchecked Sendable 
         case .deliver(let event, let subscribers, let serial):
             CallbackScope.enter()
             deliver(event, to: subscribers, serial: serial)
-            continueDrainingSlowly(scheduled: true)
-        case .deliverValues(let run, let subscribers, _):
+            continueDrainingSlowly(scheduled: true, timed: !nested)
+        case .deliverValues(let run, let subscribers):
             CallbackScope.enter()
             deliver(run, to: subscribers)
-            continueDrainingSlowly(scheduled: true)
+            continueDrainingSlowly(scheduled: true, timed: !nested)
         case .none, .schedule:
             return
         }
@@ -452,23 +467,27 @@ final class Relay<Output: Sendable, Failure: Error, Extra>: @unchecked Sendable 
             return
         }
         lock.unlock()
-        continueDrainingSlowly(scheduled: false)
+        continueDrainingSlowly(scheduled: false, timed: false)
     }
 
     /// The time a scheduled drain's slice is measured in: its executor's clock (a hand-over job without
-    /// an executor: the monotonic clock); nil when the executor runs jobs inline (no slice). Read outside
-    /// the lock (an executor's clock is its own code).
+    /// an executor: the monotonic clock). Read outside the lock (an executor's clock is its own code).
     @inlinable
-    var sliceClock: StreamInstant? { executorRunsJobsInline ? nil : executor?.now ?? .monotonicNow }
+    var sliceClock: StreamInstant { executor?.now ?? .monotonicNow }
 
     /// The drain loop beyond the inline fast path: more events, leftovers to dispose of, waiters to wake,
-    /// a scheduled drain's lingering, budget and time slice. `scheduled`: this drain runs as a job.
+    /// a scheduled drain's lingering, budget and time slice. `scheduled`: this drain runs as a job;
+    /// `timed`: it is bounded by a time slice (not a job an executor runs nested in `execute`).
     @inlinable
-    func continueDrainingSlowly(scheduled: Bool) {
+    func continueDrainingSlowly(scheduled: Bool, timed: Bool) {
         var lingered = 0
+        // An inline drain reads the clock only once other threads have queued events during it (see
+        // `DeliveryState.next`): set after each step, under the lock.
+        var contended = false
         while true {
-            // A job reads the clock once per event or run of values, to end when its slice is over.
-            let now = scheduled ? sliceClock : nil
+            // A job reads the clock once per event or run of values, to end when its slice is over; a
+            // contended inline drain reads the monotonic clock as often, to end when its slice is over.
+            let now = timed ? sliceClock : contended ? StreamInstant.monotonicNow : nil
             lock.lock()
             // Fast path: nothing was queued or retired meanwhile, so the relay simply goes idle.
             // (`inFlight` and `inFlightTarget` are left as they are: read only while a drain runs, and set
@@ -499,6 +518,7 @@ final class Relay<Output: Sendable, Failure: Error, Extra>: @unchecked Sendable 
             // Announced under the lock, so announcements are stored in the order of the events even when
             // the next event's drainer is another thread (this one may be preempted after unlocking).
             if let endedEvent { inFlightCallback.announceEventEnd(serial: endedEvent) }
+            if !scheduled { contended = guarded.delivery.foreignEnqueued > 0 }
             lock.unlock()
             if endedEvent != nil { inFlightCallback.wakeEventEndWaiters() }
             // Freed and released here, outside the lock (releasing subscribers may run deinits).
@@ -506,7 +526,7 @@ final class Relay<Output: Sendable, Failure: Error, Extra>: @unchecked Sendable 
             switch action {
             case .deliver(let event, let subscribers, let serial):
                 deliver(event, to: subscribers, serial: serial)
-            case .deliverValues(let run, let subscribers, _):
+            case .deliverValues(let run, let subscribers):
                 deliver(run, to: subscribers)
             case .schedule:
                 CallbackScope.leave()

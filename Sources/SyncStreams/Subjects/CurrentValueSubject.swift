@@ -32,7 +32,8 @@ public final class CurrentValueSubject<Output: Sendable, Failure: Error>: SyncSt
         // The value replaced is handed out of the critical section and released after it (releasing a
         // value may run user code, never under the lock).
         let replaced = relay.update { current, delivery -> Output? in
-            guard delivery.enqueue(value) else { return nil }
+            var conflated: DeliveryEvent<Output, Failure>?  // stays nil: a subject's relay never conflates
+            guard delivery.enqueue(value, replaced: &conflated) else { return nil }
             return replace(&current, with: value)
         }
         _ = replaced

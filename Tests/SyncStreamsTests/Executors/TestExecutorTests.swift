@@ -221,4 +221,14 @@ import Testing
         #expect(recorder.values == [1, 2])
         token.invalidate()
     }
+
+    @Test func scheduledDelaysKeepsOnlyTheMostRecentOnes() {
+        let executor = TestExecutor()
+        let limit = TestExecutor.recordedDelayLimit
+        let count = 3 * limit + 5
+        for index in 0..<count { executor.schedule(after: .nanoseconds(index)) {}.cancel() }
+        let expected = (count - limit..<count).map { Duration.nanoseconds($0) }
+        #expect(executor.scheduledDelays.count == limit, "the record grows with every schedule(after:)")
+        #expect(executor.scheduledDelays == expected)
+    }
 }

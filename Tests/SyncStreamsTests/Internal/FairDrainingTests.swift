@@ -49,6 +49,56 @@ import Testing
         token.invalidate()
     }
 
+    /// The inline budget is a time, not only a count: another thread's values whose callbacks are slow
+    /// (2 ms each, real work: the subscribers block) hold the sender for about the 1 ms slice and the
+    /// event in progress — not for 4,096 of them. Two subscribers, so each value is an event of its own
+    /// (runs of values form only for one subscriber). The claim is a count, whatever the machine's speed:
+    /// every foreign event takes longer than the whole slice.
+    @Test func aThreadThatSentOneValueIsNotHeldLongerThanItsSliceBySlowForeignCallbacks() {
+        let subject = PassthroughSubject<Int, Never>()
+        let zeroInDelivery = DispatchSemaphore(value: 0)
+        let foreignQueued = DispatchSemaphore(value: 0)
+        let senderThread = LockedBox<ThreadID?>(nil)
+        let deliveredOnSender = LockedBox<Set<Int>>([])
+        let received = LockedBox<[Int]>([])
+        let foreignCount = 20
+        let slow = { @Sendable (value: Int, holds: Bool) in
+            if ThreadID.current == senderThread.value { deliveredOnSender.mutate { _ = $0.insert(value) } }
+            if value == 0 {
+                guard holds else { return }
+                zeroInDelivery.signal()
+                _ = foreignQueued.waitWithDeadline()  // hold the drain until the other thread queued its values
+            } else {
+                Thread.sleep(forTimeInterval: 0.002)  // a slow callback: longer than the slice
+            }
+        }
+        let first = subject.subscribe { value in
+            received.mutate { $0.append(value) }
+            slow(value, true)
+        }
+        let second = subject.subscribe { value in slow(value, false) }
+        let sender = startThread {
+            senderThread.value = ThreadID.current
+            subject.send(0)
+            senderThread.value = nil
+        }
+        let other = startThread {
+            guard zeroInDelivery.waitWithDeadline() else { return }
+            for value in 1...foreignCount { subject.send(value) }  // queued behind 0: the sender's drain has them
+            foreignQueued.signal()
+        }
+        #expect(sender.waitWithDeadline(), "the sender's send() never returned")
+        #expect(other.waitWithDeadline())
+        let onSender = deliveredOnSender.value.subtracting([0])
+        #expect(
+            onSender.count <= 1,
+            "the sender delivered \(onSender.count) of the other thread's slow events (its slice is 1 ms)")
+        #expect(eventually { received.value.count == foreignCount + 1 }, "values were lost")
+        #expect(received.value == Array(0...foreignCount), "values were reordered")
+        first.invalidate()
+        second.invalidate()
+    }
+
     @Test func anExecutorJobDeliversWhatWasQueuedWhenItStartedThenSchedulesTheRest() {
         let executor = TestExecutor()
         let subject = PassthroughSubject<Int, Never>()
@@ -146,4 +196,42 @@ import Testing
             "the drain nested: stack depth \(String(describing: first)) → \(String(describing: last))")
         relay.remove(subscriber, waiting: false)
     }
+
+    /// The same for any executor that runs jobs inside `execute`, not only the `ImmediateExecutor` type:
+    /// the relay notices that the job runs on the thread still inside `execute`.
+    @Test func aRelayOnAnyExecutorThatRunsJobsInlineDrainsAFloodWithoutNesting() {
+        let relay = Relay<Int, Never, Void>(extra: (), executor: CallerRunsExecutor())
+        let flood = 3 * DeliveryState<Int, Never>.scheduledExtraBudget + 10
+        let depths = LockedBox<[Int: Int]>([:])
+        let received = LockedBox(0)
+        let subscriber = relay.attach(
+            onValue: { value in
+                received.mutate { $0 += 1 }
+                if value == 2 || value == flood {  // both delivered by the drain's loop
+                    depths.mutate { $0[value] = Thread.callStackReturnAddresses.count }
+                }
+                if value == 1 { for next in 2...flood { relay.send(next) } }  // queued behind 1
+            },
+            onCompletion: { _ in })
+        relay.send(1)
+        #expect(received.value == flood)
+        let first = depths.value[2]
+        let last = depths.value[flood]
+        #expect(
+            first != nil && first == last,
+            "the drain nested: stack depth \(String(describing: first)) → \(String(describing: last))")
+        relay.remove(subscriber, waiting: false)
+    }
+}
+
+/// A user's executor that runs each job on the calling thread, inside `execute` (as `ImmediateExecutor`
+/// does, but another type).
+private struct CallerRunsExecutor: StreamExecutor {
+    func execute(_ work: @escaping @Sendable () -> Void) { work() }
+
+    func schedule(after delay: Duration, _ work: @escaping @Sendable () -> Void) -> ScheduledWork {
+        preconditionFailure("not used")
+    }
+
+    var now: StreamInstant { .monotonicNow }
 }

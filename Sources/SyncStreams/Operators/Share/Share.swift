@@ -3,9 +3,10 @@ extension SyncStream {
     ///
     /// - The first subscriber connects to the upstream; later subscribers join that connection and
     ///   receive the values emitted after they subscribed.
-    /// - When the last subscriber invalidates, the upstream subscription ends; the next subscriber
-    ///   connects anew. When the upstream completes, every current subscriber receives the completion and
-    ///   the connection is over; the next subscriber connects anew.
+    /// - When the last subscriber invalidates before the upstream completed, the upstream subscription
+    ///   ends; the next subscriber connects anew.
+    /// - When the upstream completes, every current subscriber receives the completion, and so does every
+    ///   later one, at once: the upstream is never subscribed to again (as Combine's `share()`).
     /// - Delivery to each subscriber is serialized; fan-out never holds a lock. Which thread delivers: the
     ///   upstream's, inline (or a thread already delivering: the value is queued).
     /// - `invalidate()` detaches that subscriber (no callback of it starts after it returns); the last one
@@ -19,7 +20,8 @@ extension SyncStream {
     public func share() -> Streams.Share<Self> { Streams.Share(upstream: self, replay: 0) }
 
     /// Like `share()`, and a late subscriber first receives the last `count` values of the connection
-    /// (a negative `count` counts as 0).
+    /// (a negative `count` counts as 0) — also after the upstream completed: then the replay, then the
+    /// completion.
     ///
     /// ```
     /// upstream:               1 2 3 4 |

@@ -3,8 +3,10 @@
 ///
 /// - Each upstream value is emitted to the subscribers and kept for late subscribers (the last
 ///   `replayCount`; the oldest one evicted is released outside the lock).
-/// - The upstream completion is emitted and ends the connection.
-/// - The last subscriber leaving ends the connection and asks to end the upstream subscription.
+/// - The upstream completion is emitted and ends the connection for good: a later subscriber still joins
+///   it and receives the replay and the completion (the upstream is never subscribed to again).
+/// - The last subscriber leaving a live connection ends it and asks to end the upstream subscription; the
+///   next subscriber opens a new connection.
 struct ShareStateMachine<Output, Failure: Error> {
     enum Effect {
         /// Release a value evicted from the replay buffer (outside the lock: may run user code).
@@ -18,13 +20,20 @@ struct ShareStateMachine<Output, Failure: Error> {
     private var replay = FIFO<Output>()
     private let replayCount: Int
     private var subscriberCount = 0
-    private(set) var isOver = false
+    /// The upstream completed: the connection delivers nothing more, and late subscribers receive the
+    /// replay and the completion.
+    private(set) var isCompleted = false
+    /// The last subscriber left before the upstream completed: the upstream subscription was ended.
+    private(set) var isAbandoned = false
+    /// No more upstream events are accepted.
+    var isOver: Bool { isCompleted || isAbandoned }
 
     init(replayCount: Int) { self.replayCount = replayCount }
 
-    /// A subscriber wants to join: whether it may (the connection is not over); counts it.
+    /// A subscriber wants to join: whether it may (the connection was not abandoned; a completed one is
+    /// joined, for its replay and completion); counts it.
     mutating func join() -> Bool {
-        guard !isOver else { return false }
+        guard !isAbandoned else { return false }
         subscriberCount += 1
         return true
     }
@@ -44,7 +53,7 @@ struct ShareStateMachine<Output, Failure: Error> {
 
     mutating func completed(_ completion: StreamCompletion<Failure>) -> Action {
         guard !isOver else { return .none }
-        isOver = true
+        isCompleted = true
         return OperatorAction(completion: completion)
     }
 
@@ -52,7 +61,7 @@ struct ShareStateMachine<Output, Failure: Error> {
     mutating func left() -> Effect? {
         subscriberCount -= 1
         guard subscriberCount == 0, !isOver else { return nil }
-        isOver = true
+        isAbandoned = true
         return .endUpstream
     }
 }

@@ -1,4 +1,6 @@
-/// The shared state behind `Streams.Share`: the current connection to the upstream, if any.
+/// The shared state behind `Streams.Share`: the current connection to the upstream, if any. A completed
+/// connection stays current for good (late subscribers receive its replay and completion); an abandoned
+/// one is replaced by the next subscriber's.
 final class ShareStorage<Upstream: SyncStream>: Sendable {
     typealias Output = Upstream.Output
     typealias Failure = Upstream.Failure
@@ -79,16 +81,16 @@ final class ShareStorage<Upstream: SyncStream>: Sendable {
                 guard let connection else { return }
                 connection.perform(connection.relay.step { $0.valueReceived(value) })
             },
-            onCompletion: { [weak self, weak connection] completion in
+            onCompletion: { [weak connection] completion in
+                // The connection stays current: later subscribers join it for its replay and completion.
                 guard let connection else { return }
                 connection.perform(connection.relay.step { $0.completed(completion) })
-                self?.forget(connection)
             }
         )
         connection.link.attach(token)
     }
 
-    /// The connection is over: the next subscriber connects anew.
+    /// The connection was abandoned (its last subscriber left): the next subscriber connects anew.
     fileprivate func forget(_ connection: Connection) {
         let forgotten = current.withLock { current -> Connection? in
             guard current === connection else { return nil }

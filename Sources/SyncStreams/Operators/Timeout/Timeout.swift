@@ -1,5 +1,6 @@
 extension SyncStream {
-    /// Ends the stream when the upstream stays silent for `interval`, as Combine's `timeout`.
+    /// Ends the stream when the upstream stays silent for `interval`: when and how it ends are Combine's
+    /// `timeout`'s, but values are not moved to `executor` (Combine delivers every event on its scheduler).
     ///
     /// - The clock starts at subscription and restarts at each value: if no value and no completion
     ///   arrives within `interval` (measured on `executor`), the stream finishes — or fails with

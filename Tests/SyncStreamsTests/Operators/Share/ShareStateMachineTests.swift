@@ -32,14 +32,19 @@ import Testing
         #expect(!step7, "joined an ended connection")
     }
 
-    @Test func theCompletionEndsTheConnection() {
+    @Test func theCompletionEndsTheConnectionAndLateSubscribersStillJoinIt() {
         var machine = ShareStateMachine<Int, MarbleError>(replayCount: 1)
         _ = machine.join()
+        _ = machine.valueReceived(1)
         let step8 = machine.completed(.failure(MarbleError()))
         #expect(step8.completion == .failure(MarbleError()))
-        let step9 = machine.valueReceived(1)
+        let step9 = machine.valueReceived(2)
         #expect(step9.value == nil)
         let step10 = machine.left()
         #expect(step10 == nil, "an ended connection is ended again")
+        let lateJoin = machine.join()
+        #expect(lateJoin, "a late subscriber must join the completed connection, not reconnect")
+        #expect(machine.replayedValues == [1])
+        #expect(machine.left() == nil)
     }
 }

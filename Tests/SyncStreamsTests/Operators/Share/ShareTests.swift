@@ -1,4 +1,5 @@
 import SyncStreams
+import TestSupport
 import Testing
 
 @Suite struct ShareTests {
@@ -65,18 +66,67 @@ import Testing
         lateToken.invalidate()
     }
 
-    @Test func upstreamCompletionEndsTheConnectionAndANewSubscriberReconnects() {
+    @Test func aSubscriberAfterTheUpstreamCompletedGetsTheCompletionWithoutReconnecting() {
         let subject = CurrentValueSubject<Int, Never>(7)
-        let shared = subject.prefix(2).share()
+        let subscriptions = AtomicCounter()
+        let shared = subject.handleEvents(receiveSubscription: { _ = subscriptions.increment() }).prefix(2).share()
         let first = Recorder<Int, Never>()
         let firstToken = first.subscribe(to: shared)
         subject.send(8)
         #expect(first.events == [.value(7), .value(8), .finished])
         let second = Recorder<Int, Never>()
         let secondToken = second.subscribe(to: shared)
-        #expect(second.values == [8])
+        #expect(second.events == [.finished], "a late subscriber gets the completion (as Combine's share())")
+        #expect(subscriptions.value == 1, "the upstream was subscribed to again after it completed")
         firstToken.invalidate()
         secondToken.invalidate()
+        let third = Recorder<Int, Never>()
+        third.subscribe(to: shared).invalidate()
+        #expect(third.events == [.finished])
+        #expect(subscriptions.value == 1)
+    }
+
+    @Test func aSubscriberAfterAFailureGetsTheFailure() {
+        let subject = PassthroughSubject<Int, MarbleError>()
+        let shared = subject.share()
+        let first = Recorder<Int, MarbleError>()
+        let firstToken = first.subscribe(to: shared)
+        subject.send(completion: .failure(MarbleError()))
+        let late = Recorder<Int, MarbleError>()
+        let lateToken = late.subscribe(to: shared)
+        #expect(late.events == [.failure(MarbleError())])
+        firstToken.invalidate()
+        lateToken.invalidate()
+    }
+
+    @Test func aSubscriberAfterTheCompletionGetsTheReplayThenTheCompletion() {
+        let subject = PassthroughSubject<Int, Never>()
+        let shared = subject.share(replay: 2)
+        let first = Recorder<Int, Never>()
+        let firstToken = first.subscribe(to: shared)
+        for value in 1...3 { subject.send(value) }
+        subject.send(completion: .finished)
+        let late = Recorder<Int, Never>()
+        let lateToken = late.subscribe(to: shared)
+        #expect(late.events == [.value(2), .value(3), .finished])
+        firstToken.invalidate()
+        lateToken.invalidate()
+    }
+
+    @Test func aSubscriberJoiningDuringTheCompletionGetsTheReplayThenTheCompletion() {
+        let subject = PassthroughSubject<Int, Never>()
+        let shared = subject.share(replay: 1)
+        let joiner = Recorder<Int, Never>()
+        let joinerToken = TokenSlot()
+        let firstToken = shared.subscribe(
+            onValue: { _ in },
+            onCompletion: { _ in joinerToken.token = joiner.subscribe(to: shared) }  // joins re-entrantly
+        )
+        subject.send(1)
+        subject.send(completion: .finished)
+        #expect(joiner.events == [.value(1), .finished])
+        firstToken.invalidate()
+        joinerToken.invalidate()
     }
 
     @Test func invalidationReleasesCapturedObjects() {
@@ -135,5 +185,34 @@ import Testing
         #expect(second.values == [1, 2])
         secondToken.invalidate()
         #expect(!subject.hasSubscribers)
+    }
+}
+
+/// Subscribers racing the upstream's completion from other threads (blocking waits: off the pool).
+@Suite(.offPool) struct ShareConcurrencyTests {
+    @Test func aSubscriberRacingTheCompletionGetsTheReplayThenTheCompletion() {
+        let rounds = BuildFlavor.iterations(500, sanitized: 100)
+        for round in 0..<rounds {
+            let subject = PassthroughSubject<Int, Never>()
+            let shared = subject.share(replay: 1)
+            let first = Recorder<Int, Never>()
+            let firstToken = first.subscribe(to: shared)
+            subject.send(round)
+            let racer = Recorder<Int, Never>()
+            let racerToken = TokenSlot()
+            let finished = runOnThreads(2) { index in
+                if index == 0 {
+                    subject.send(completion: .finished)
+                } else {
+                    racerToken.token = racer.subscribe(to: shared)
+                }
+            }
+            #expect(finished)
+            #expect(eventually { racer.isCompleted })
+            #expect(racer.events == [.value(round), .finished], "round \(round)")
+            firstToken.invalidate()
+            racerToken.invalidate()
+            if racer.events != [.value(round), .finished] { break }
+        }
     }
 }
