@@ -20,7 +20,13 @@ extension SessionEngine {
     /// `resetTask`: `shutDown()` waits for it, so a reset never outlives its session (nothing is renamed
     /// over the store and nothing reaches the handler once `app.close()`, `logOut()` or `remove()` returned).
     func clientResetRequired(_ error: SyncError, details: ClientResetDetails?) {
-        guard clientReset.mode != .manual, let details, !isClosed, !isResetting else {
+        if isResetting {
+            // A second refusal of the old client file (e.g. the answer to an upload sent before a diverged
+            // acknowledgement started the reset): the reset in progress replaces that client file anyway.
+            logger.log(.info, LogCategory.session, "\(partition): client reset already in progress: \(error)")
+            return
+        }
+        guard clientReset.mode != .manual, let details, !isClosed else {
             return failedFatally(error)
         }
         registration = nil

@@ -60,7 +60,12 @@ actor SessionEngine {
     let clientReset: ClientResetSettings
 
     /// The session number while registered with the connection.
-    var registration: UInt32?
+    var registration: UInt32? {
+        didSet { if registration == nil { registrationEpoch &+= 1 } }
+    }
+    /// Counts the times `registration` was let go of, so that `reconcile()` can tell that it was let go of
+    /// (by a client reset or a fatal error) while it waited for `connection.register(self)`.
+    private var registrationEpoch: UInt64 = 0
     private var isReconciling = false
     private var needsReconcile = false
     /// The live binding, while bound, and a number that changes with every binding.
@@ -219,7 +224,17 @@ actor SessionEngine {
             needsReconcile = false
             let wantsSync = controller.wantsSync && !isClosed && !isResetting
             if wantsSync, registration == nil {
-                registration = await connection.register(self)
+                let epoch = registrationEpoch
+                let id = await connection.register(self)
+                if registrationEpoch == epoch, registration == nil {
+                    registration = id
+                } else {
+                    // A client reset or a fatal error ran while this actor waited for the connection (actor
+                    // re-entrancy) and let go of the registration: this id is stale. Keeping it would leave the
+                    // session registered with a connection that forgot it, and never registering again.
+                    if let id { await connection.unregister(id) }
+                    needsReconcile = true
+                }
             } else if !wantsSync, let id = registration {
                 registration = nil
                 dropBinding()
@@ -431,10 +446,8 @@ actor SessionEngine {
         fatalErrorBox.withLock { $0 = $0 ?? error }
         statusTracker.update { $0.fatalError = $0.fatalError ?? error }
         dropBinding()
-        if let id = registration {
-            registration = nil
-            Task { [connection] in await connection.unregister(id) }
-        }
+        if let id = registration { Task { [connection] in await connection.unregister(id) } }
+        registration = nil  // also when `reconcile()` is waiting for one: it must not keep it
         reportError(error)
         resumeUploadWaiters(failing: .sessionInvalid)
         controller.handle(.fatalError)
