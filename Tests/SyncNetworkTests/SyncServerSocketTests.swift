@@ -64,8 +64,10 @@ import Testing
         // The idle timeout is 5 s (15 s under ThreadSanitizer): 100 times the talkers' 50 ms between pings,
         // so a talker is never idle that long even on a loaded machine, while the stalled client always is.
         let idle = 5 * BuildFlavor.deadlineScale
+        // The talkers are raw WebSocket peers that never say `hello`: the hello deadline (10 s by default,
+        // shorter than the 15 s idle timeout under TSan) must not end them first.
         let server = try await SyncServer.listening(
-            limits: WebSocketLimits(idleTimeout: .milliseconds(Int(idle * 1000))))
+            limits: WebSocketLimits(idleTimeout: .milliseconds(Int(idle * 1000)), helloTimeout: .seconds(3600)))
         let port = try #require(server.webSocketEndpoint.flatMap { SyncEndpoint.port(of: $0) })
         // Two clients that keep talking — a ping every 50 ms, each pong read — on threads of their own, so
         // that no load on the cooperative pool can make them look idle.
