@@ -156,9 +156,12 @@ import Testing
     @Test func aWaitingInvalidateSleepsInsteadOfSpinning() throws {
         let subject = PassthroughSubject<Int, Never>()
         let entered = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        // A slow callback: it runs until the test releases it, at least 50 ms after the invalidating thread
+        // was seen waiting (a fixed 50 ms callback could end before a thread of a loaded machine started).
         let token = subject.subscribe { _ in
             entered.signal()
-            Thread.sleep(forTimeInterval: 0.05)  // a slow callback: 50 ms
+            _ = release.wait(timeout: .now() + threadDeadline)
         }
         let sender = startThread { subject.send(1) }
         #expect(entered.waitWithDeadline())
@@ -171,9 +174,11 @@ import Testing
             wakeups.value = voluntaryContextSwitches() - before.1
         }
         #expect(waitUntilWaiting(invalidator.thread), "invalidate() never started waiting")
+        Thread.sleep(forTimeInterval: 0.05)  // the callback goes on for 50 ms while invalidate() waits
+        release.signal()
         #expect(invalidator.done.waitWithDeadline())
         #expect(sender.waitWithDeadline())
-        // A spinning waiter burns most of the callback's 50 ms of CPU; a polling one (sleep, yield) wakes up
+        // A spinning waiter burns most of those 50 ms of CPU; a polling one (sleep, yield) wakes up
         // hundreds of times; a parked one sleeps once or twice.
         #expect(cpu.value < .milliseconds(10), "the waiting thread used \(cpu.value) of CPU")
         #if os(Linux)
