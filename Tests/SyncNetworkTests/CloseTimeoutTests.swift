@@ -9,7 +9,7 @@ import Testing
 /// `WebSocketLimits.closeTimeout` over a real loopback socket: a peer that never answers the server's
 /// close frame is cut off anyway, so shutting down ends. The timer is the event loop's (real time), so
 /// the test only waits for events, each with a generous deadline; it measures no duration.
-@Suite(.timeLimit(.minutes(2))) struct CloseTimeoutTests {
+@Suite(.timeLimit(.minutes(5))) struct CloseTimeoutTests {
     @Test(
         "a client that never answers the close: the server closes the socket after closeTimeout, and shutDown returns")
     func aClientThatNeverAnswersTheClose() async throws {

@@ -13,7 +13,7 @@ import Testing
 /// The event loop with each poller: readiness reaches the handler, tasks and timers run on the loop's
 /// thread in order, and stopping ends the thread. Timer order is checked with deadlines taken from one
 /// instant, never by racing two delays.
-@Suite(.timeLimit(.minutes(2))) struct EventLoopTests {
+@Suite(.timeLimit(.minutes(5))) struct EventLoopTests {
     final class PipeReader: EventLoopHandler, @unchecked Sendable {
         let descriptor: Int32
         let received = Locked<[UInt8]>([])

@@ -8,7 +8,7 @@ import Testing
 /// Every input kept in `Fuzz/Corpus/<target>/` (the seeds, what the fuzzers found interesting, and every
 /// crash they found, once fixed) replayed through the same checks as the libFuzzer targets in
 /// `Fuzz/Targets` (issue 23, item 10). A corpus file that crashes here crashed the fuzzer.
-@Suite(.timeLimit(.minutes(2))) struct FuzzCorpusTests {
+@Suite(.timeLimit(.minutes(5))) struct FuzzCorpusTests {
     static let corpus = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("Fuzz/Corpus")
 

@@ -13,7 +13,7 @@ import Testing
 
 /// Issue 23: a networked `SyncServer` against clients that are hostile or broken, over real loopback
 /// sockets (blocking socket work on threads of its own, every wait with a deadline).
-@Suite(.timeLimit(.minutes(3))) struct HostileClientTests {
+@Suite(.timeLimit(.minutes(5))) struct HostileClientTests {
     func frame(_ message: ClientMessage) -> [UInt8] { clientFrame(opcode: 2, payload: message.encoded()) }
 
     @Test(

@@ -10,7 +10,7 @@ import Testing
 /// A networked `SyncServer` against clients that misbehave at the socket level — a truncated frame, a
 /// client that stalls, one that never reads, a reader far slower than the writer — over real loopback
 /// sockets, while well-behaved clients keep syncing. Waits are for events, with generous deadlines.
-@Suite(.timeLimit(.minutes(3))) struct SyncServerSocketTests {
+@Suite(.timeLimit(.minutes(5))) struct SyncServerSocketTests {
     /// A masked binary frame carrying `message`.
     func frame(_ message: ClientMessage) -> [UInt8] { clientFrame(opcode: 2, payload: message.encoded()) }
 

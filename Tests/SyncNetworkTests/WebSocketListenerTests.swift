@@ -8,7 +8,7 @@ import Testing
 
 /// The server side over real loopback sockets, driven byte by byte: each broken rule gets the close code
 /// RFC 6455 prescribes, and nothing a bad client does disturbs the others.
-@Suite(.timeLimit(.minutes(2))) struct WebSocketListenerTests {
+@Suite(.timeLimit(.minutes(5))) struct WebSocketListenerTests {
     static let violations: [(String, [UInt8], UInt16)] = [
         ("an unmasked client frame", clientFrame(opcode: 2, payload: [1, 2, 3], masked: false), 1002),
         ("reserved bits", clientFrame(rsv: 2, opcode: 2, payload: [1]), 1002),

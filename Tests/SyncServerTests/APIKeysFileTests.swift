@@ -3,7 +3,7 @@ import SyncServer
 import SyncWire
 import Testing
 
-@Suite("API keys file", .timeLimit(.minutes(2)))
+@Suite("API keys file", .timeLimit(.minutes(5)))
 struct APIKeysFileTests {
     @Test("keys with exact names, prefixes and '*'; comments and blank lines ignored")
     func parses() throws {

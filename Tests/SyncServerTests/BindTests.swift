@@ -3,7 +3,7 @@ import SyncStorage
 import SyncWire
 import Testing
 
-@Suite("Bind", .timeLimit(.minutes(2)))
+@Suite("Bind", .timeLimit(.minutes(5)))
 struct BindTests {
     @Test func bindOnEmptyPartitionSendsOneEmptyDownload() async throws {
         let server = try await SyncServer.embedded()

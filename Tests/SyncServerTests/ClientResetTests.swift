@@ -21,7 +21,7 @@ final class TestClock: @unchecked Sendable {
 
 /// The server's side of client reset: forgetting client files offline longer than the maximum, durably,
 /// and refusing their binds (and binds beyond the log) with what the client needs to recover exactly.
-@Suite("Client reset on the server", .timeLimit(.minutes(2)))
+@Suite("Client reset on the server", .timeLimit(.minutes(5)))
 struct ClientResetTests {
     private let thirtyDays: Duration = .seconds(30 * 86_400)
 

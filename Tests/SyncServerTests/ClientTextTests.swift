@@ -5,7 +5,7 @@ import Testing
 
 /// Issue 23, item 7: what the server says about clients in its log is escaped, and what it says to
 /// clients about its own failures carries no internal detail (paths, errno text, store errors).
-@Suite("Client text and internal detail", .timeLimit(.minutes(2)))
+@Suite("Client text and internal detail", .timeLimit(.minutes(5)))
 struct ClientTextTests {
     @Test("a store failure reaches the client as internalError without the store's error text")
     func noInternalDetail() async throws {

@@ -2,7 +2,7 @@ import SyncServer
 import SyncWire
 import Testing
 
-@Suite("Concurrency", .timeLimit(.minutes(2)))
+@Suite("Concurrency", .timeLimit(.minutes(5)))
 struct ConcurrencyTests {
     @Test func concurrentUploadersProduceOneGaplessOrderEveryoneSees() async throws {
         let clientCount = 6

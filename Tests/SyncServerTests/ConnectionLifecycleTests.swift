@@ -3,7 +3,7 @@ import SyncWire
 import TestSupport
 import Testing
 
-@Suite("Connection lifecycle", .timeLimit(.minutes(2)))
+@Suite("Connection lifecycle", .timeLimit(.minutes(5)))
 struct ConnectionLifecycleTests {
     private let lost = SyncTransportError.connectionLost("the server closed the connection")
 

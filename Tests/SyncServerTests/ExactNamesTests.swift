@@ -9,7 +9,7 @@ import Testing
 #endif
 
 /// Issue 23, item 7: names and keys are exact.
-@Suite("Exact names and keys", .timeLimit(.minutes(2)))
+@Suite("Exact names and keys", .timeLimit(.minutes(5)))
 struct ExactNamesTests {
     @Test("a keys file with CRLF line endings is read line by line (later keys do not become patterns of the first)")
     func crlf() throws {

@@ -5,7 +5,7 @@ import Testing
 
 @testable import SyncServer
 
-@Suite(.timeLimit(.minutes(2))) struct FilePartitionStoreTests {
+@Suite(.timeLimit(.minutes(5))) struct FilePartitionStoreTests {
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("FilePartitionStoreTests-\(UUID())")
         .path
 

@@ -3,7 +3,7 @@ import SyncWire
 import TestSupport
 import Testing
 
-@Suite("Handshake", .timeLimit(.minutes(2)))
+@Suite("Handshake", .timeLimit(.minutes(5)))
 struct HandshakeTests {
     @Test func helloIsWelcomed() async throws {
         let server = try await SyncServer.embedded()

@@ -5,7 +5,7 @@ import Testing
 
 /// The server's configured limits, each at its edge: the last one allowed, the first one refused with its
 /// typed answer, and room again once something is released.
-@Suite("Limits", .timeLimit(.minutes(2)))
+@Suite("Limits", .timeLimit(.minutes(5)))
 struct LimitsTests {
     @Test(
         "maximumConnections over real sockets: the third of two allowed is refused with 503 before the upgrade, and admitted once one leaves"

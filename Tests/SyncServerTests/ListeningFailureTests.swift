@@ -8,7 +8,7 @@ import Testing
 #endif
 
 /// `SyncServer.listening(host:port:…)` throws `NetworkError` when it cannot listen, and leaves nothing behind.
-@Suite("Listening failures", .timeLimit(.minutes(2)))
+@Suite("Listening failures", .timeLimit(.minutes(5)))
 struct ListeningFailureTests {
     @Test("a port another server listens on: listening throws bind's EADDRINUSE; the first server keeps serving")
     func portInUse() async throws {

@@ -10,7 +10,7 @@ import Testing
 /// checks as its libFuzzer target (`Fuzz/Targets/FuzzRecordLogScan.swift`): each file is opened as a log,
 /// and either refused with a typed error or recovered — every intact record reads back as the scan saw
 /// it, and a torn tail is cut where the recovery says (issue 23, item 10).
-@Suite(.timeLimit(.minutes(2))) struct RecordLogCorpusTests {
+@Suite(.timeLimit(.minutes(5))) struct RecordLogCorpusTests {
     @Test("every record-log corpus file opens to intact records that read back, or a typed error")
     func replay() throws {
         let corpus = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()

@@ -6,7 +6,7 @@ import Testing
 /// Two servers (front ends) on one `SharedMemoryStore`: conflicts, notifications, re-uploads through the
 /// other server, binds and marks past a server's view. Notifications are held back where a test needs a
 /// server's view to be stale.
-@Suite("Shared store", .timeLimit(.minutes(2)))
+@Suite("Shared store", .timeLimit(.minutes(5)))
 struct SharedStoreTests {
     let store = SharedMemoryStore()
 

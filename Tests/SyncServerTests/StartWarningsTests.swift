@@ -8,7 +8,7 @@ import Testing
 #endif
 
 /// Issue 23, item 6 (part): sync-server warns at start when it accepts anyone on a non-loopback address.
-@Suite("Start warnings", .timeLimit(.minutes(2)))
+@Suite("Start warnings", .timeLimit(.minutes(5)))
 struct StartWarningsTests {
     /// What sync-server wrote to stderr when started with `arguments`, once stopped.
     func stderr(_ arguments: [String]) async throws -> String {

@@ -6,7 +6,7 @@ import Testing
 
 /// The server trusts no client: client files belong to credentials, client versions follow each other,
 /// and a client that does not read cannot make the server hold more than a bounded amount for it.
-@Suite("Trust", .timeLimit(.minutes(2)))
+@Suite("Trust", .timeLimit(.minutes(5)))
 struct TrustTests {
     private func keyedServer(store: InMemoryPartitionStore = InMemoryPartitionStore()) async throws -> SyncServer {
         try await SyncServer.embedded(

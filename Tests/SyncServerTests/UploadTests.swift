@@ -3,7 +3,7 @@ import SyncStorage
 import SyncWire
 import Testing
 
-@Suite("Upload", .timeLimit(.minutes(2)))
+@Suite("Upload", .timeLimit(.minutes(5)))
 struct UploadTests {
     @Test func uploaderGetsAcknowledgementsAndOthersGetTheBytes() async throws {
         let server = try await SyncServer.embedded()

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 /// `sync-spinner --log-level` as a real subprocess (helpers from `SpinnerProcessTests.swift`).
-@Suite("sync-spinner --log-level", .timeLimit(.minutes(3)))
+@Suite("sync-spinner --log-level", .timeLimit(.minutes(5)))
 struct SpinnerLogLevelTests {
     @Test("--log-level info: the engine's and the embedded server's info lines reach stderr, and the run succeeds")
     func infoLinesOnStandardError() async throws {

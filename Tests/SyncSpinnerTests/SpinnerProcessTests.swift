@@ -256,7 +256,7 @@ struct SpinnerProcessTests {
         defer { kill(server.processIdentifier, SIGCONT) }
         let count = 200
         // Long enough for the first progress line even under ThreadSanitizer (the spinner is built with it too).
-        let timeout = Int(30 * BuildFlavor.deadlineScale)
+        let timeout = Int(30 * min(BuildFlavor.deadlineScale, 3))
         // The first progress line (the reader's download has begun; not all of the 40 MB synced) freezes the
         // server at once: SIGSTOP from the thread that reads the spinner's output, as the line arrives.
         let serverID = server.processIdentifier

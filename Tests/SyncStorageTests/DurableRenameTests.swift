@@ -4,7 +4,7 @@ import Testing
 
 @testable import SyncStorage
 
-@Suite("Durable rename and directories", .timeLimit(.minutes(2)))
+@Suite("Durable rename and directories", .timeLimit(.minutes(5)))
 struct DurableRenameTests {
     let directory = TemporaryDirectory()
 

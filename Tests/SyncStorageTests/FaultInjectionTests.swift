@@ -95,7 +95,7 @@ final class FaultyFileSystem: FileSystem {
     func close(_ descriptor: Int32) { real.close(descriptor) }
 }
 
-@Suite("Fault injection", .timeLimit(.minutes(2)))
+@Suite("Fault injection", .timeLimit(.minutes(5)))
 struct FaultInjectionTests {
     let directory = TemporaryDirectory()
     var path: String { directory.file("log") }

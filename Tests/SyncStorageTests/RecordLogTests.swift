@@ -281,7 +281,7 @@ func openLog(_ path: String, fileSystem: any FileSystem = SystemFileSystem()) th
         #expect(throws: RecordLogError.closed) { try reader.read(locations[0]) }
     }
 
-    @Test("a reader reads records from another thread while the log appends", .timeLimit(.minutes(2)))
+    @Test("a reader reads records from another thread while the log appends", .timeLimit(.minutes(5)))
     func concurrentReads() async throws {
         let log = try RecordLog(path: path)
         let reader = try log.makeReader()

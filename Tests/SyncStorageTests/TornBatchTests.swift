@@ -7,7 +7,7 @@ import Testing
 /// A batch is several writes and one fsync; after a power loss its pages can reach the disk in any order.
 /// These tests cut the power (every later fsync and truncate fails, changing nothing) while a batch is
 /// written, with chosen writes lost (zeros land instead), and check what reopening makes of the file.
-@Suite("Torn batches", .timeLimit(.minutes(2)))
+@Suite("Torn batches", .timeLimit(.minutes(5)))
 struct TornBatchTests {
     let directory = TemporaryDirectory()
     var path: String { directory.file("log") }

@@ -18,7 +18,7 @@ private final class RecordingAcceptor: SyncConnectionAcceptor {
     var connections: [any SyncServerConnection] { accepted.withLock { $0 } }
 }
 
-@Suite("In-memory transport", .timeLimit(.minutes(2)))
+@Suite("In-memory transport", .timeLimit(.minutes(5)))
 struct InMemoryTransportTests {
     @Test("opens, carries messages both ways in order, and closes from the client")
     func roundTrip() async throws {

@@ -3,7 +3,7 @@ import Testing
 
 @testable import SyncWire
 
-@Suite("MessageQueue", .timeLimit(.minutes(2)))
+@Suite("MessageQueue", .timeLimit(.minutes(5)))
 struct MessageQueueTests {
     @Test("elements come out in order; the queued cost follows pushes and takes")
     func fifoAndCost() async {

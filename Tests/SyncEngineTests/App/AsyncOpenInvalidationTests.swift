@@ -6,7 +6,7 @@ import Testing
 
 @testable import SyncEngine
 
-@Suite("asyncOpen: invalidating its token", .timeLimit(.minutes(2)))
+@Suite("asyncOpen: invalidating its token", .timeLimit(.minutes(5)))
 struct AsyncOpenInvalidationTests {
     /// A name for each state, for comparing sequences.
     private static func kind(_ state: AsyncOpenState) -> String {

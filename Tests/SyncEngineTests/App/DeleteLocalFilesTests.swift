@@ -6,7 +6,7 @@ import Testing
 
 @testable import SyncEngine
 
-@Suite("Deleting local files", .timeLimit(.minutes(2)))
+@Suite("Deleting local files", .timeLimit(.minutes(5)))
 struct DeleteLocalFilesTests {
     @Test(
         "while deleteLocalFiles runs, opening the store fails with storeInUse — in this app and in another — and never opens the store being deleted"

@@ -7,7 +7,7 @@ import Testing
 @testable import SyncEngine
 
 /// Two apps (two local directories) syncing one partition through the embedded server.
-@Suite("End to end through the embedded server", .timeLimit(.minutes(2)))
+@Suite("End to end through the embedded server", .timeLimit(.minutes(5)))
 struct EndToEndTests {
     @Test("two apps converge on the same changesets, byte for byte and in the same order")
     func twoAppsConverge() async throws {

@@ -6,7 +6,7 @@ import Testing
 
 @testable import SyncEngine
 
-@Suite("Logging", .timeLimit(.minutes(2)))
+@Suite("Logging", .timeLimit(.minutes(5)))
 struct LoggingTests {
     private func app(
         _ server: SyncServer, _ directory: TemporaryDirectory, level: SyncLogLevel,

@@ -7,7 +7,7 @@ import Testing
 /// The README's sections on logging, reconnecting, deleting local files and client reset, as written there
 /// except that `print` is captured, timers run on a `TestExecutor`, callbacks are immediate, and the
 /// server's wall clock is the test's (to send a client past the server's maximum offline time).
-@Suite("README: logging, reconnect, deleting local files, client reset", .timeLimit(.minutes(2)))
+@Suite("README: logging, reconnect, deleting local files, client reset", .timeLimit(.minutes(5)))
 struct ReadmeSessionAPITests {
     @Test("the README's logging, reconnect and delete-files code behaves as documented")
     func loggingReconnectAndDelete() async throws {

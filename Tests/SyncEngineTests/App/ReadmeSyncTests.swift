@@ -6,7 +6,7 @@ import Testing
 
 /// The README's syncing example, as written there except that `DispatchQueue.main` is a `TestExecutor`
 /// (so throttling runs in virtual time) and the callback executor is immediate; what it prints is checked.
-@Suite("README: syncing example", .timeLimit(.minutes(2)))
+@Suite("README: syncing example", .timeLimit(.minutes(5)))
 struct ReadmeSyncTests {
     @Test("the README's syncing example behaves as documented")
     func syncingExample() async throws {

@@ -6,7 +6,7 @@ import Testing
 
 @testable import SyncEngine
 
-@Suite("Users, reconnect all, sync activity, asyncOpen", .timeLimit(.minutes(2)))
+@Suite("Users, reconnect all, sync activity, asyncOpen", .timeLimit(.minutes(5)))
 struct UsersAndActivityTests {
     @Test("app.reconnect(): every waiting connection of every user connects at once with a fresh backoff")
     func reconnectAll() async throws {

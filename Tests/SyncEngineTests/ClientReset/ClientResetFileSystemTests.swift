@@ -8,7 +8,7 @@ import Testing
 /// The store a client reset writes is a store like any other: its system calls go through the app's
 /// configured `FileSystem` (found by the simulation: a crashed app's reset store kept its lock, because
 /// the reset opened it with the real system calls behind the configured file system's back).
-@Suite("Client reset file system", .timeLimit(.minutes(2)))
+@Suite("Client reset file system", .timeLimit(.minutes(5)))
 struct ClientResetFileSystemTests {
     @Test("the store a client reset writes, and every later write to it, goes through the configured file system")
     func resetStoreUsesTheConfiguredFileSystem() async throws {

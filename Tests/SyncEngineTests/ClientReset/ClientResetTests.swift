@@ -8,7 +8,7 @@ import Testing
 
 /// Client reset in virtual time: the client's timers on a `TestExecutor`, an embedded server whose wall
 /// clock the test sets, a client that goes offline longer than the server's maximum and comes back.
-@Suite("Client reset", .timeLimit(.minutes(2)))
+@Suite("Client reset", .timeLimit(.minutes(5)))
 struct ClientResetTests {
     /// A writes a1 a2 (uploaded), B writes b1 (uploaded); A goes offline and writes a3 a4; 31 days later
     /// B writes b2 and A comes back. Returns the fixtures, A's session and what A's reset recorder saw.

@@ -9,7 +9,7 @@ import Testing
 /// A server whose history regressed (issue 21, item 1): a fresh server whose log grew past the client, or
 /// one restored from an older copy of the same log. The client gets a `historyLost` reset, never silence
 /// and never a fatal `badClientVersion`.
-@Suite("Server history", .timeLimit(.minutes(2)))
+@Suite("Server history", .timeLimit(.minutes(5)))
 struct HistoryTests {
     /// Writes `values` through a new app on its own directory, waits until they are uploaded, closes it.
     private func write(_ values: [UInt8], to server: SyncServer) async throws {
@@ -172,7 +172,7 @@ struct HistoryTests {
 
 /// A client store copied to a second device (or restored from a backup) writes new changesets under
 /// client versions the server already integrated from the original (issue 21, item 2).
-@Suite("Copied client store", .timeLimit(.minutes(2)))
+@Suite("Copied client store", .timeLimit(.minutes(5)))
 struct CopiedStoreTests {
     @Test(
         "the copy's new writes, under client versions the original used, are not taken as re-uploads: the copy is reset and they reach the server"

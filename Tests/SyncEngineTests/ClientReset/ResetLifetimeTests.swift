@@ -9,7 +9,7 @@ import Testing
 /// A client reset belongs to its session (issue 21, item 3): once `app.close()` (or `logOut()`) returns,
 /// the reset has ended — it never renames its new store over the path afterwards (resurrecting a store
 /// deleted meanwhile, or replacing one another session writes to), and nothing reaches the handler.
-@Suite("Client reset lifetime", .timeLimit(.minutes(2)))
+@Suite("Client reset lifetime", .timeLimit(.minutes(5)))
 struct ResetLifetimeTests {
     /// The files of `directory` (recursively) with their bytes.
     private func snapshot(_ directory: URL) -> [String: Data] {

@@ -8,7 +8,7 @@ import Testing
 
 /// Connection behaviour in virtual time: every engine timer runs on a `TestExecutor`, and faults come from
 /// `FaultInjectingTransport` over the real embedded server.
-@Suite("Connection management", .timeLimit(.minutes(2)))
+@Suite("Connection management", .timeLimit(.minutes(5)))
 struct ConnectionManagementTests {
     @Test("connects, handshakes and binds: .connecting then .connected")
     func connects() async throws {

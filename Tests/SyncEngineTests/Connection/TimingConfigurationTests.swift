@@ -7,7 +7,7 @@ import Testing
 
 /// The public timing configuration, with non-default values, in virtual time: each test fails if the
 /// engine used the default instead.
-@Suite("Timing configuration", .timeLimit(.minutes(2)))
+@Suite("Timing configuration", .timeLimit(.minutes(5)))
 struct TimingConfigurationTests {
     @Test("pingInterval 5 s and pongTimeout 7 s: a ping after 5 s, and a missing pong fails the connection 7 s later")
     func pingAndPong() async throws {

@@ -7,7 +7,7 @@ import Testing
 @testable import SyncEngine
 
 /// The client trusts no server either, and keeps only what is in flight in memory.
-@Suite("Client checks", .timeLimit(.minutes(2)))
+@Suite("Client checks", .timeLimit(.minutes(5)))
 struct ClientChecksTests {
     @Test(
         "a download that skips a server version, or acknowledges a version never written, makes the session invalid",
@@ -109,7 +109,7 @@ final class ScriptedServer: SyncConnectionAcceptor {
     }
 }
 
-@Suite("Torn writes", .timeLimit(.minutes(2)))
+@Suite("Torn writes", .timeLimit(.minutes(5)))
 struct TornWriteTests {
     @Test(
         "a final write torn by a crash is cut when the session opens, and the bytes cut are reported with the session")

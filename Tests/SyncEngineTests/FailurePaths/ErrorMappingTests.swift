@@ -15,7 +15,7 @@ import Testing
 
 /// `SyncError.isFatal` as the engine applies it: what the server reports and what the local store
 /// meets, each either ending the session (`.invalid`) or retried.
-@Suite("Error mapping", .timeLimit(.minutes(2)))
+@Suite("Error mapping", .timeLimit(.minutes(5)))
 struct ErrorMappingTests {
     @Test(
         "a fatal protocol error the server reports for a session is fatal: the session becomes invalid, no rebind",

@@ -7,7 +7,7 @@ import Testing
 @testable import SyncEngine
 
 /// What is released when an app closes or a user logs out, and what later calls do.
-@Suite("Lifecycle", .timeLimit(.minutes(2)))
+@Suite("Lifecycle", .timeLimit(.minutes(5)))
 struct LifecycleTests {
     /// The open file descriptors of this process that refer to files under `directory`.
     private func descriptors(under directory: URL) -> [String] {
@@ -140,7 +140,7 @@ struct LifecycleTests {
     }
 }
 
-@Suite("Local files", .timeLimit(.minutes(2)))
+@Suite("Local files", .timeLimit(.minutes(5)))
 struct LocalFilesTests {
     @Test("a second app on the same directory gets storeInUse instead of a second writer")
     func oneWriterPerStore() async throws {

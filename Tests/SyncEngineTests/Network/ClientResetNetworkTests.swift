@@ -9,7 +9,7 @@ import Testing
 
 /// Client reset over real sockets: a WebSocket server with a file store and a maximum offline time (its
 /// wall clock set by the test), apps with the default transport. Waits are for events, with deadlines.
-@Suite(.timeLimit(.minutes(2))) struct ClientResetNetworkTests {
+@Suite(.timeLimit(.minutes(5))) struct ClientResetNetworkTests {
     private func app(
         _ endpoint: SyncEndpoint, _ directory: TemporaryDirectory, recorder: ResetRecorder? = nil
     )

@@ -9,7 +9,7 @@ import Testing
 
 /// The engine over real loopback WebSocket connections to a networked `SyncServer` with a file store.
 /// Waits are for events, each with a generous deadline; nothing asserts on durations.
-@Suite(.timeLimit(.minutes(3))) struct NetworkSyncTests {
+@Suite(.timeLimit(.minutes(5))) struct NetworkSyncTests {
     /// An app that reaches `server` over the network, with real timers and short reconnect delays.
     func networkApp(
         _ endpoint: SyncEndpoint, _ directory: TemporaryDirectory, uploadWindowBytes: Int = 8 << 20

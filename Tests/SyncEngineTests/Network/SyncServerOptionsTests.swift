@@ -7,7 +7,7 @@ import Testing
 @testable import SyncEngine
 
 /// `sync-server`'s `--log-level` and `--max-offline` as a real subprocess.
-@Suite(.timeLimit(.minutes(3))) struct SyncServerOptionsTests {
+@Suite(.timeLimit(.minutes(5))) struct SyncServerOptionsTests {
     @Test(
         "a bad --log-level or --max-offline exits 64 with the usage",
         arguments: [

@@ -9,7 +9,7 @@ import Testing
 /// meant to run under ThreadSanitizer too (`swift test --sanitize=thread`).
 // 4 minutes: as .offPool tests these wait for a turn (one per core) behind the other stress suites, and
 // the limit counts that wait (a full TSan run on 2 cores: up to 111 s from start to end).
-@Suite("ProgressNotifier concurrency", .timeLimit(.minutes(4)), .offPool)
+@Suite("ProgressNotifier concurrency", .timeLimit(.minutes(6)), .offPool)
 struct ProgressNotifierConcurrencyTests {
     private static let threads = 4
     /// 2,000 (each update is delivered to 8 subscribers under a lock); 500 under a sanitizer.

@@ -9,7 +9,7 @@ import Testing
 /// Download progress is re-based when the session binds again (issue 21, item 9): a
 /// `.forCurrentlyOutstandingWork` registration made while offline waits for the server's next report
 /// instead of completing at once from the stale one.
-@Suite("Progress after time offline", .timeLimit(.minutes(2)))
+@Suite("Progress after time offline", .timeLimit(.minutes(5)))
 struct RebindProgressTests {
     @Test(
         "a download registration made while offline does not complete from the stale report: it captures the server's next report and finishes after that download"

@@ -5,7 +5,7 @@ import Testing
 
 @testable import SyncEngine
 
-@Suite(.timeLimit(.minutes(2))) struct ChangesetFeedTests {
+@Suite(.timeLimit(.minutes(5))) struct ChangesetFeedTests {
     /// A download that keeps pace with a changesets subscriber (each changeset is synced while the
     /// previous one is being delivered) must not keep the session's callback executor to itself: one tick
     /// delivers what was synced when it arrived, and the rest comes in later jobs, so the work queued

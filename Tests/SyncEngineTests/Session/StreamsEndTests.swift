@@ -8,7 +8,7 @@ import Testing
 
 /// After `close()` / `logOut()` every stream of a session finishes (issue 21, item 9): `for await` over
 /// them ends instead of hanging, and a subscription made afterwards finishes at once.
-@Suite("Session streams end", .timeLimit(.minutes(2)))
+@Suite("Session streams end", .timeLimit(.minutes(5)))
 struct StreamsEndTests {
     /// Every stream of `session`, collected.
     private func streams(_ session: SyncSession) -> [(String, @Sendable () -> Bool)] {

@@ -7,7 +7,7 @@ import Testing
 
 @testable import SyncEngine
 
-@Suite("Sessions", .timeLimit(.minutes(2)))
+@Suite("Sessions", .timeLimit(.minutes(5)))
 struct SyncSessionTests {
     @Test("write is durable and uploaded; wait(for: .upload) returns once the server has it")
     func writeAndUpload() async throws {

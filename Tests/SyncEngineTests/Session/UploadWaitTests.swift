@@ -8,7 +8,7 @@ import Testing
 
 /// `wait(for: .upload)` waits for the changesets written before the call to be acknowledged, by client
 /// version, not byte counts (issue 21, item 9).
-@Suite("Upload wait", .timeLimit(.minutes(2)))
+@Suite("Upload wait", .timeLimit(.minutes(5)))
 struct UploadWaitTests {
     @Test("a zero-byte changeset: wait(for: .upload) returns only once the server acknowledged it")
     func zeroByteWrite() async throws {

@@ -7,7 +7,7 @@ import Testing
 @testable import SyncEngine
 
 /// `Configuration.uploadWindowBytes`: a session keeps at most that many bytes sent and not acknowledged.
-@Suite("Upload window", .timeLimit(.minutes(2)))
+@Suite("Upload window", .timeLimit(.minutes(5)))
 struct UploadWindowTests {
     @Test(
         "with the acknowledgements held, a 2,500-byte window sends two 1,000-byte changesets and no third; the rest go as they are acknowledged"

@@ -6,7 +6,7 @@ import Testing
 
 @testable import SyncEngine
 
-@Suite("User and app status", .timeLimit(.minutes(2)))
+@Suite("User and app status", .timeLimit(.minutes(5)))
 struct AggregateStatusTests {
     private func status(
         _ connection: ConnectionState, pending: PendingWork = .none, lastSyncedAt: Date? = nil,

@@ -16,7 +16,7 @@ final class StatusClock: Sendable {
     var read: @Sendable () -> Date { { [date] in date.withLock { $0 } } }
 }
 
-@Suite("Session status", .timeLimit(.minutes(2)))
+@Suite("Session status", .timeLimit(.minutes(5)))
 struct SessionStatusTests {
     private func fixture(
         clock: StatusClock, directory: TemporaryDirectory = TemporaryDirectory(), server: SyncServer? = nil,

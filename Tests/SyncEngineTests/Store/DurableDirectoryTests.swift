@@ -7,7 +7,7 @@ import Testing
 
 /// A directory fsync that fails is a typed error, never silent success: after a power loss the entry
 /// (a new user directory, a store renamed aside to delete it) could be gone, or come back.
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.timeLimit(.minutes(5)))
 struct DurableDirectoryTests {
     @Test("login creates the user's directory and fsyncs it into its parent; a failed fsync is a storageFailure")
     func loginSyncsTheNewDirectory() async throws {
@@ -44,7 +44,7 @@ struct DurableDirectoryTests {
     }
 }
 
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.timeLimit(.minutes(5)))
 struct UserRemoveLockTests {
     @Test("user.remove() refuses with storeInUse while another app holds one of the user's stores, then removes")
     func removeTakesTheStoreLocks() async throws {

@@ -5,7 +5,7 @@ import Testing
 
 @testable import SyncEngine
 
-@Suite("Local store", .timeLimit(.minutes(2)))
+@Suite("Local store", .timeLimit(.minutes(5)))
 struct LocalStoreTests {
     func withStorePath(_ body: (String) async throws -> Void) async rethrows {
         let directory = TemporaryDirectory()

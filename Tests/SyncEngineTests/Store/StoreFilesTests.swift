@@ -10,7 +10,7 @@ import Testing
 /// The local stores as files on disk, through the engine: one file per partition (names that differ only
 /// in case included), damage refused without touching the file, and a slow file system that delays only
 /// the session whose file it is.
-@Suite("Store files", .timeLimit(.minutes(2)))
+@Suite("Store files", .timeLimit(.minutes(5)))
 struct StoreFilesTests {
     @Test("sessions \"Tasks\" and \"tasks\" keep separate data, in separate files")
     func caseDistinctPartitions() async throws {

@@ -5,7 +5,7 @@ import Testing
 
 /// Several iterators of one `values` sequence, waiting at the same time: each value goes to one of them
 /// (in order), and the end — finished or a failure — reaches every one. None is left waiting for ever.
-@Suite(.timeLimit(.minutes(2))) struct StreamValuesIteratorsTests {
+@Suite(.timeLimit(.minutes(5))) struct StreamValuesIteratorsTests {
     @Test func twoIteratorsWaitingAtOnceShareTheValuesAndBothEnd() async throws {
         let subject = PassthroughSubject<Int, Never>()
         let values = subject.values

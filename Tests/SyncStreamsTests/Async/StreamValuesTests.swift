@@ -2,7 +2,7 @@ import SyncStreams
 import TestSupport
 import Testing
 
-@Suite(.timeLimit(.minutes(2))) struct StreamValuesTests {
+@Suite(.timeLimit(.minutes(5))) struct StreamValuesTests {
     @Test func forAwaitReceivesEveryValueThenEndsOnFinish() async {
         let subject = PassthroughSubject<Int, Never>()
         let values = subject.values

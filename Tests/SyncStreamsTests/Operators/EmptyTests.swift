@@ -3,7 +3,7 @@ import Testing
 @testable import SyncStreams
 
 // The time limit bounds the async `first()` tests: a stream that never completes would wait forever.
-@Suite(.timeLimit(.minutes(2))) struct EmptyTests {
+@Suite(.timeLimit(.minutes(5))) struct EmptyTests {
     @Test func finishesWithoutAValueBeforeSubscribeReturns() {
         let recorder = Recorder<Int, StreamTestError>()
         let token = recorder.subscribe(to: Empty<Int, StreamTestError>())

@@ -3,7 +3,7 @@ import Testing
 @testable import SyncStreams
 
 // The time limit bounds the async `first()` tests: a stream that never completes would wait forever.
-@Suite(.timeLimit(.minutes(2))) struct FailTests {
+@Suite(.timeLimit(.minutes(5))) struct FailTests {
     @Test func failsWithoutAValueBeforeSubscribeReturns() {
         let recorder = Recorder<Int, StreamTestError>()
         let token = recorder.subscribe(to: Fail<Int, StreamTestError>(error: .boom))

@@ -3,7 +3,7 @@ import Testing
 @testable import SyncStreams
 
 // The time limit bounds the async `first()` tests: a stream that never completes would wait forever.
-@Suite(.timeLimit(.minutes(2))) struct IgnoreOutputTests {
+@Suite(.timeLimit(.minutes(5))) struct IgnoreOutputTests {
     /// Marble output for a stream of `Never`: its completion, as a `String` stream's.
     private func completionOnly<S: SyncStream>(_ stream: S) -> AnySyncStream<String, S.Failure>
     where S.Output == Never {

@@ -3,7 +3,7 @@ import Testing
 @testable import SyncStreams
 
 // The time limit bounds the async `first()` tests: a stream that never completes would wait forever.
-@Suite(.timeLimit(.minutes(2))) struct JustTests {
+@Suite(.timeLimit(.minutes(5))) struct JustTests {
     @Test func emitsTheValueThenFinishesBeforeSubscribeReturns() {
         let recorder = Recorder<Int, Never>()
         let token = recorder.subscribe(to: Just(5))
