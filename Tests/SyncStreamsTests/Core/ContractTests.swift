@@ -400,6 +400,9 @@ import Testing
                 }
             }
             #expect(finished)
+            // A drain bounded by its time slice may hand the rest to a job (issue 22, item 6): the completion
+            // can arrive just after the senders returned, so it is awaited, not read at once.
+            #expect(eventually { recorder.completionCount >= 1 })
             #expect(recorder.completionCount == 1)
             #expect(recorder.events.last == .failure(.boom))
             token.invalidate()
