@@ -45,6 +45,25 @@ struct SharedStoreTests {
         try await b.expectNothingPending()
     }
 
+    @Test(
+        "an upload that loses to other writers many times in a row (12, more than any fixed limit of attempts) is stored after them, with no error"
+    )
+    func manyConflictsInARowCostRetriesOnly() async throws {
+        let (serverA, _) = try await frontEnds()
+        let a = try await TestClient.welcomed(to: serverA)
+        _ = try await a.bind(clientFileID: 1)
+        store.holdNotifications()
+        store.letRivalWin(times: 12)
+        a.upload(from: 1, [bytes(1)])
+        let rivals = (1...12).map { DownloadEntry.changeset(serverVersion: UInt64($0), data: [0xEE]) }
+        #expect(try await a.nextEntries(13) == rivals + [.acknowledged(serverVersion: 13, clientVersion: 1)])
+        #expect(store.conflicts == 12)
+        #expect(
+            store.log(of: "p").map(\.clientFileID) == Array(repeating: SharedMemoryStore.rivalClientFileID, count: 12)
+                + [1])
+        try await a.expectNothingPending()
+    }
+
     @Test("a notification sends the other server's sessions each new entry once, in order")
     func notificationsFanOut() async throws {
         let (serverA, serverB) = try await frontEnds()

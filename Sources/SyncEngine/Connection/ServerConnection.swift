@@ -73,6 +73,10 @@ actor ServerConnection {
         /// `unbound` arrives on this attempt: it is bound again only then, so no download of the old
         /// binding reaches the new one.
         var awaitingUnbound = false
+        /// Set when the session was unbound after a session-level error on this attempt, until a download
+        /// of its next binding arrives: the server answers the messages that were in flight for it with
+        /// `unknownSession`, which is then expected, not a protocol violation.
+        var unboundByError = false
     }
 
     private let settings: Settings
@@ -245,6 +249,7 @@ actor ServerConnection {
             }
         case .download(let download):
             guard let registration = sessions[download.sessionID], registration.boundAt != nil else { return }
+            sessions[download.sessionID]?.unboundByError = false
             await registration.session.receive(download)
         case .unbound(let sessionID):
             guard sessions[sessionID]?.awaitingUnbound == true else { return }
@@ -271,6 +276,10 @@ actor ServerConnection {
             return await fail(syncError, retryAfter: error.retryAfterMilliseconds)
         }
         guard let registration = sessions[id] else { return }
+        if error.code == .unknownSession, registration.unboundByError {
+            logger.log(.detail, LogCategory.connection, "session \(id) was unbound: \(error.message)")
+            return
+        }
         if syncError.isFatal {
             sessions.removeValue(forKey: id)
             cancel(.rebind(id))
@@ -308,6 +317,7 @@ actor ServerConnection {
             registration.backoff.reset()
         }
         registration.boundAt = nil
+        registration.unboundByError = true
         var delay = registration.backoff.delay(
             afterFailureOf: error.backoffKind, policy: settings.backoff, random: settings.random())
         if let retryAfter { delay = max(delay, .milliseconds(retryAfter)) }
@@ -351,7 +361,10 @@ actor ServerConnection {
         connection = nil
         connectedAt = nil
         let wereBound = sessions.values.filter { $0.boundAt != nil }.map(\.session)
-        for id in sessions.keys { sessions[id]?.boundAt = nil }
+        for id in sessions.keys {
+            sessions[id]?.boundAt = nil
+            sessions[id]?.unboundByError = false
+        }
         for registration in sessions.values { registration.session.credentialCheckChanged(false) }
         if error.isFatal {
             phase = .failed(error)

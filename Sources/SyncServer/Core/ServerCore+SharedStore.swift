@@ -16,8 +16,13 @@ extension ServerCore {
     /// Whether other writers may append to the store (it announces appends).
     var isSharedStore: Bool { appendNotifications != nil }
 
-    /// How many conflicts in a row an upload survives before the session is told to retry later.
-    static let maximumAppendAttempts = 8
+    /// How many conflicts in a row whose refresh found nothing new (a store whose conflicts name entries
+    /// its summaries never show) an upload survives before the session is told to retry later. A conflict
+    /// lost to another writer's append costs a retry only, however many there are in a row.
+    static let maximumFruitlessConflicts = 8
+    /// The longest pause before retrying an append after conflicts in a row (it doubles from 1 ms, with
+    /// full jitter), so that front ends contending for one partition spread their retries.
+    static let maximumConflictBackoffMilliseconds = 32
     /// How many catch-ups in a row may fail to reach an announced version before the core gives up on it
     /// (until the next notification).
     static let maximumCatchUpAttempts = 10
@@ -47,6 +52,7 @@ extension ServerCore {
         let partition = session.partition
         var hasRefreshedForSkip = false
         var conflicts = 0
+        var fruitless = 0
         while true {
             let integrated = partition.lastClientVersion[session.clientFileID] ?? 0
             let fresh = changesets.filter { $0.clientVersion > integrated }
@@ -83,12 +89,20 @@ extension ServerCore {
                 return .stored(stored)
             } catch let conflict as PartitionStoreConflict {
                 conflicts += 1
-                guard conflicts < Self.maximumAppendAttempts else {
-                    return .failed("could not store the upload: \(conflict) (\(conflicts) times in a row)")
-                }
                 logger.log(.detail, Self.category, "\(partition.name): \(conflict); reading the new entries")
+                let before = partition.latestVersion
                 do { try await refresh(partition) } catch {
                     return .failed("could not read \(partition.name) from the store: \(error)")
+                }
+                fruitless = partition.latestVersion > before ? 0 : fruitless + 1
+                guard fruitless < Self.maximumFruitlessConflicts else {
+                    return .failed(
+                        "could not store the upload: \(conflict), but the store shows no new entries "
+                            + "(\(fruitless) times in a row)")
+                }
+                if conflicts > 1 {
+                    let ceiling = min(1 << min(conflicts - 2, 16), Self.maximumConflictBackoffMilliseconds)
+                    try? await Task.sleep(for: .microseconds(Int.random(in: 0...(ceiling * 1_000))))
                 }
             } catch {
                 return .failed("could not store the upload: \(error)")

@@ -22,6 +22,8 @@ final class SharedMemoryStore: PartitionStore, @unchecked Sendable {
     private var pausedLoads: [CheckedContinuation<Void, Never>] = []
     private var isPausingLoads = false
     private var loadsWaiting = 0
+    private var rivalWins = 0
+    private var rivalVersion: UInt64 = 0
 
     /// How many appends were refused with `PartitionStoreConflict`.
     var conflicts: Int { lock.withLock { conflictCount } }
@@ -32,6 +34,13 @@ final class SharedMemoryStore: PartitionStore, @unchecked Sendable {
 
     /// The partition's whole log.
     func log(of partition: String) -> [StoredChangeset] { lock.withLock { logs[partition] ?? [] } }
+
+    /// Makes the next `times` appends lose to a rival writer (another front end): just before each, the
+    /// store appends a changeset of client file `rivalClientFileID` (bytes `[0xEE]`) under the version
+    /// the append wanted, and the append is refused with `PartitionStoreConflict`.
+    func letRivalWin(times: Int) { lock.withLock { rivalWins = times } }
+
+    static let rivalClientFileID: UInt64 = 1_000
 
     /// Keeps later notifications back until `releaseNotifications()`.
     func holdNotifications() { lock.withLock { isHolding = true } }
@@ -95,7 +104,16 @@ final class SharedMemoryStore: PartitionStore, @unchecked Sendable {
         guard let first = changesets.first else { return }
         let (notification, targets): (AppendNotification?, [AsyncStream<AppendNotification>.Continuation]) =
             try lock.withLock {
-                let latest = UInt64(logs[partition]?.count ?? 0)
+                var latest = UInt64(logs[partition]?.count ?? 0)
+                if rivalWins > 0, first.serverVersion == latest + 1 {
+                    rivalWins -= 1
+                    rivalVersion += 1
+                    logs[partition, default: []].append(
+                        StoredChangeset(
+                            serverVersion: latest + 1, clientFileID: Self.rivalClientFileID,
+                            clientVersion: rivalVersion, data: [0xEE], owner: "rival"))
+                    latest += 1
+                }
                 guard first.serverVersion == latest + 1 else {
                     conflictCount += 1
                     throw PartitionStoreConflict(partition: partition, latestVersion: latest)

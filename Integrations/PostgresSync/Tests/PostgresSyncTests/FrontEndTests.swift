@@ -54,3 +54,46 @@ extension PostgresTests {
         }
     }
 }
+
+extension PostgresTests.FrontEndTests {
+    @Test(
+        "many writers on two front ends contending for one partition cost retries only: no session error reaches any app, every changeset is stored once"
+    )
+    func contentionCostsRetriesOnly() async throws {
+        let url = try await TestDatabase.create()
+        let stores = [try await openStore(url, name: "fe-a"), try await openStore(url, name: "fe-b")]
+        var servers: [SyncServer] = []
+        var ports: [Int] = []
+        for store in stores {
+            let server = try await SyncServer.listening(configuration: .init(store: store, logLevel: .error))
+            let kind = try #require(server.webSocketEndpoint?.kind)
+            guard case .webSocket(_, let port) = kind else {
+                Issue.record("a listening server's endpoint is not a WebSocket address: \(kind)")
+                return
+            }
+            servers.append(server)
+            ports.append(port)
+        }
+        let perWriter = 30
+        var writers: [Client] = []
+        for index in 0..<8 { writers.append(try await Client(tag: "w\(index)", port: ports[index % 2])) }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for writer in writers {
+                group.addTask { for index in 0..<perWriter { try await writer.write(index) } }
+            }
+            try await group.waitForAll()
+        }
+        for writer in writers { try await writer.session.wait(for: .upload) }
+        let total = writers.count * perWriter
+        let log = try await stores[0].read(1...UInt64(total + 10), of: "p")
+        #expect(log.map(\.serverVersion) == Array(1...UInt64(total)))
+        for writer in writers {
+            let own = log.filter { writer.isOwn($0.data) }.map(\.data)
+            #expect(own == writer.written.map { Array($0) }, "\(writer.tag)'s changesets in the log")
+            #expect(writer.errors.values.isEmpty, "\(writer.tag): \(writer.errors.values.map(\.error))")
+        }
+        for client in writers { await client.close() }
+        for server in servers { await server.stop() }
+        for store in stores { await store.close() }
+    }
+}
