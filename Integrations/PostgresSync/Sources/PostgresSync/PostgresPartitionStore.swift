@@ -27,11 +27,16 @@ import SyncServer
 ///   notification for the partitions this store has loaded. When the listening connection is lost the
 ///   store reconnects with backoff and, once listening again, announces the latest version of every
 ///   partition it has loaded, so a server reads from the last version it holds and its clients miss
-///   nothing.
+///   nothing. A listening connection that stays open but silent is found by a probe (`SELECT 1` every
+///   `listenProbeInterval`, answered within `operationTimeout`) and replaced the same way.
+/// - **History:** every partition's row has a random history id (`historyID(of:)`), so a log lost or
+///   replaced in the database gets clients of the old one reset (`historyLost`).
 /// - **Failures:** every operation gives up after `operationTimeout` with
 ///   `PostgresPartitionStoreError.timedOut`; database errors become `.database` with their SQLSTATE. The
 ///   server reports both to clients as `internalError` with a retry hint; the connection pool reconnects
-///   when the database is back.
+///   when the database is back. Every connection starts with `statement_timeout` and `lock_timeout` (see
+///   `Configuration`), so the database cancels a statement the store stopped waiting for, and a stalled
+///   lock cannot keep the pool's connections.
 ///
 /// Open with `open(_:)`, which creates or migrates the schema; `close()` when done.
 public final class PostgresPartitionStore: PartitionStore {
@@ -77,9 +82,8 @@ public final class PostgresPartitionStore: PartitionStore {
         }
         clientConfiguration.options.maximumConnections = configuration.maximumConnections
         clientConfiguration.options.connectTimeout = configuration.operationTimeout
-        clientConfiguration.options.additionalStartupParameters = [
-            ("application_name", configuration.applicationName)
-        ]
+        clientConfiguration.options.additionalStartupParameters = configuration.startupParameters(
+            applicationName: configuration.applicationName)
         let client = PostgresClient(configuration: clientConfiguration, backgroundLogger: log.logger)
         self.client = client
         clientTask = Task { await client.run() }
@@ -222,6 +226,26 @@ public final class PostgresPartitionStore: PartitionStore {
         throw PartitionStoreConflict(partition: partition, latestVersion: UInt64(found))
     }
 
+    /// The partition's `history_id` (see `PostgresSchema`), set to a new random id the first time. Read
+    /// from the database each time (the server reads it when it loads the partition), so that a database
+    /// replaced or emptied under a running front end shows its own id at the next load.
+    public func historyID(of partition: String) async throws -> UInt64 {
+        let id = try await partitionID(of: partition)
+        let candidate = Int64(bitPattern: UInt64.random(in: 1...UInt64.max))
+        let found = try await run("read the history id of \(partition)") { client in
+            // Concurrent first reads (several front ends): the row lock orders the updates, and only the
+            // first finds the id NULL.
+            try await client.query(
+                "UPDATE sync_partitions SET history_id = \(candidate) WHERE id = \(id) AND history_id IS NULL")
+            let rows = try await client.query("SELECT history_id FROM sync_partitions WHERE id = \(id)")
+            for try await historyID in rows.decode(Int64?.self) {
+                if let historyID { return historyID }
+            }
+            throw PostgresPartitionStoreError.unexpectedRow(operation: "read the history id of \(partition)")
+        }
+        return UInt64(bitPattern: found)
+    }
+
     public func appendNotifications() -> AsyncStream<AppendNotification>? {
         let (stream, continuation) = AsyncStream.makeStream(of: AppendNotification.self)
         let id: Int? = state.withLockedValue { state in
@@ -321,7 +345,15 @@ public final class PostgresPartitionStore: PartitionStore {
                         }
                         log(.info, "listening for appends on \(PostgresSchema.channel)")
                         delay = configuration.minimumListenRetryDelay
-                        for try await notification in notifications { dispatch(notification.payload) }
+                        try await withThrowingTaskGroup(of: Void.self) { group in
+                            group.addTask {
+                                for try await notification in notifications { self.dispatch(notification.payload) }
+                            }
+                            group.addTask { try await self.probe(connection) }
+                            // The first to end (the connection failed, or a probe did) ends both.
+                            defer { group.cancelAll() }
+                            try await group.next()
+                        }
                     }
                 } catch {
                     try? await connection.close()
@@ -339,6 +371,26 @@ public final class PostgresPartitionStore: PartitionStore {
             delay = min(delay * 2, configuration.maximumListenRetryDelay)
         }
         state.withLockedValue { $0.isListening = false }
+    }
+
+    /// Probes `connection` every `listenProbeInterval` with a `SELECT 1` that must answer within
+    /// `operationTimeout`; when one does not, closes the connection (which ends its notifications) and
+    /// throws. Returns when cancelled.
+    private func probe(_ connection: PostgresConnection) async throws {
+        while !Task.isCancelled {
+            do { try await Task.sleep(for: configuration.listenProbeInterval) } catch { return }
+            do {
+                try await withDeadline(configuration.operationTimeout, "probe the listening connection") {
+                    [log] in
+                    _ = try await connection.query("SELECT 1", logger: log.logger)
+                }
+            } catch {
+                if Task.isCancelled { return }
+                // Not awaited: closing a connection whose peer vanished must not keep the listener waiting.
+                Task { try? await connection.close() }
+                throw error
+            }
+        }
     }
 
     /// The listening connection's configuration: the store's database, `application_name` with `/listen`.
@@ -361,7 +413,8 @@ public final class PostgresPartitionStore: PartitionStore {
                 host: url.host, port: url.port, username: url.user, password: url.password, database: url.database,
                 tls: tls)
         }
-        result.options.additionalStartupParameters = [("application_name", configuration.applicationName + "/listen")]
+        result.options.additionalStartupParameters = configuration.startupParameters(
+            applicationName: configuration.applicationName + "/listen")
         return result
     }
 

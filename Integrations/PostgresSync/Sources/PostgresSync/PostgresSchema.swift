@@ -19,9 +19,14 @@ import PostgresNIO
 /// - `sync_append(partition, first_version, client_file_ids, client_versions, owners, data)`: the append
 ///   in one round trip (see `PostgresPartitionStore.append`); returns the log's latest version found
 ///   under the lock: `first_version - 1` when it appended, anything else when it refused.
+///
+/// Version 2:
+/// - `sync_partitions.history_id`: the identity of the partition's log (`PartitionStore.historyID(of:)`),
+///   a random non-zero 64-bit number (stored as its signed bit pattern) set the first time it is read and
+///   kept with the row; `NULL` until then (rows of version 1 get theirs that way too).
 enum PostgresSchema {
     /// The version this code creates and understands.
-    static let version = 1
+    static let version = 2
     /// The channel appends are announced on; the payload is `"<partition id> <latest version>"`.
     static let channel = "sync_appends"
     /// The advisory lock key migrations hold (a constant of this schema: "SyncPG16").
@@ -74,7 +79,8 @@ enum PostgresSchema {
             END
             $$
             """,
-        ]
+        ],
+        ["ALTER TABLE sync_partitions ADD COLUMN history_id bigint CHECK (history_id <> 0)"],
     ]
 
     /// Creates or migrates the schema; returns the version it found (0 for an empty database).

@@ -31,7 +31,7 @@ func changesets(file: UInt64, from: UInt64, at: UInt64, count: Int) -> [StoredCh
 extension PostgresTests {
     @Suite("PostgresPartitionStore")
     struct StoreTests {
-        @Test("opening creates the schema at version 1; opening again keeps it and the data")
+        @Test("opening creates the schema at version 2; opening again keeps it and the data")
         func schemaCreatedAndKept() async throws {
             let url = try await TestDatabase.create()
             let first = try await openStore(url)
@@ -47,7 +47,7 @@ extension PostgresTests {
                 ).decode(Int32.self) { versions.append(version) }
                 return versions
             }
-            #expect(versions == [1])
+            #expect(versions == [2])
         }
 
         @Test("a database whose schema is newer than the code is refused")
@@ -55,15 +55,15 @@ extension PostgresTests {
             let url = try await TestDatabase.create()
             try await openStore(url).close()
             try await TestDatabase.admin(url) { connection, logger in
-                try await connection.query("UPDATE sync_schema_version SET version = 2", logger: logger)
+                try await connection.query("UPDATE sync_schema_version SET version = 3", logger: logger)
             }
             do {
                 let store = try await openStore(url)
                 await store.close()
-                Issue.record("a schema of version 2 was accepted")
+                Issue.record("a schema of version 3 was accepted")
             } catch PostgresPartitionStoreError.schemaTooNew(let found, let supported) {
-                #expect(found == 2)
-                #expect(supported == 1)
+                #expect(found == 3)
+                #expect(supported == 2)
             }
         }
 

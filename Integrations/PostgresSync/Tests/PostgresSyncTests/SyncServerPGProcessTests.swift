@@ -5,7 +5,7 @@ import SyncServer
 import Testing
 
 /// `sync-server-pg`'s command line, without a database.
-@Suite("sync-server-pg command line", .timeLimit(.minutes(2)))
+@Suite("sync-server-pg command line", .timeLimit(.minutes(10)))
 struct SyncServerPGCommandLineTests {
     @Test(
         "bad usage exits 64 with the usage",
@@ -34,20 +34,24 @@ struct SyncServerPGCommandLineTests {
 
     @Test("a database that cannot be reached makes it exit 1 with the reason")
     func unreachableDatabase() async throws {
-        // A port nothing listens on: bound, then closed.
+        // A port nothing listens on: bound by this test (port 0: the kernel picks it) and held, never
+        // listening, until the test ends, so no other process can take it meanwhile and a connection to it
+        // is refused.
         let socket = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        try #require(socket >= 0)
+        defer { close(socket) }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        withUnsafeMutablePointer(to: &address) {
+        let bound = withUnsafeMutablePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
-                _ = bind(socket, pointer, length)
-                _ = getsockname(socket, pointer, &length)
+                bind(socket, pointer, length) == 0 && getsockname(socket, pointer, &length) == 0
             }
         }
+        try #require(bound)
         let port = Int(UInt16(bigEndian: address.sin_port))
-        close(socket)
+        try #require(port != 0)
         let server = try ServerProcess(port: 0, database: "postgres://nobody@127.0.0.1:\(port)/none")
         #expect(try await server.waitForExit() == 1)
         #expect(

@@ -5,13 +5,33 @@ import SyncServer
 
 /// An app that reaches a front end on loopback over WebSocket, with real timers and short reconnect
 /// delays, in a directory of its own.
-func networkApp(port: Int, _ directory: TemporaryDirectory, uploadWindowBytes: Int = 8 << 20) -> SyncApp {
-    SyncApp(
-        configuration: .init(
-            server: .webSocket(host: "127.0.0.1", port: port), directory: directory.url,
-            backoff: ReconnectBackoff(initialDelay: .milliseconds(20), maximumDelay: .milliseconds(300)),
-            timerExecutor: DispatchQueue(label: "PostgresSyncTests.timers"), callbackExecutor: ImmediateExecutor(),
-            uploadWindowBytes: uploadWindowBytes, logLevel: .off))
+func networkApp(
+    port: Int, _ directory: TemporaryDirectory, uploadWindowBytes: Int = 8 << 20,
+    configure: (inout SyncApp.Configuration) -> Void = { _ in }
+) -> SyncApp {
+    var configuration = SyncApp.Configuration(
+        server: .webSocket(host: "127.0.0.1", port: port), directory: directory.url,
+        backoff: ReconnectBackoff(initialDelay: .milliseconds(20), maximumDelay: .milliseconds(300)),
+        timerExecutor: DispatchQueue(label: "PostgresSyncTests.timers"), callbackExecutor: ImmediateExecutor(),
+        uploadWindowBytes: uploadWindowBytes, logLevel: .off)
+    configure(&configuration)
+    return SyncApp(configuration: configuration)
+}
+
+/// The reasons of the client resets an app's `clientResetHandler` heard (`.willReset` events).
+final class Resets: @unchecked Sendable {
+    // @unchecked Sendable: `storage` is used under `lock`.
+    private let lock = NSLock()
+    private var storage: [ClientResetReason] = []
+
+    var reasons: [ClientResetReason] { lock.withLock { storage } }
+
+    var handler: @Sendable (ClientResetEvent, SyncSession) -> Void {
+        { [weak self] event, _ in
+            guard case .willReset(let reset) = event else { return }
+            self?.lock.withLock { self?.storage.append(reset.reason) }
+        }
+    }
 }
 
 /// One client of a test: its app, its session on partition `p`, what it received, what it wrote.

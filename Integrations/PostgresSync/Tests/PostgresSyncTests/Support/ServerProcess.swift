@@ -72,25 +72,33 @@ final class ServerProcess: @unchecked Sendable {
 
     /// Waits until standard output or error (`standardError`) contains `text` — what a process wrote just
     /// before it exited may still be on its way through the pipe — and returns whether it did within
-    /// `deadline`.
+    /// `deadline` (scaled for the build, as `eventually` scales it).
     func printed(_ text: String, standardError: Bool = false, deadline: Duration = .seconds(10)) async -> Bool {
-        let start = ContinuousClock.now
-        while ContinuousClock.now - start < deadline {
-            if (standardError ? stderr : stdout).contains(text) { return true }
-            try? await Task.sleep(for: .milliseconds(5))
+        do {
+            try await eventually(
+                "\(standardError ? "standard error" : "standard output") to contain \(text)", limit: deadline
+            ) {
+                (standardError ? stderr : stdout).contains(text)
+            }
+            return true
+        } catch {
+            return false
         }
-        return false
     }
 
     /// The port from the `ws://host:port` URL the server printed, waiting at most `deadline`.
     func port(deadline: Duration = .seconds(60)) async throws -> Int {
-        let start = ContinuousClock.now
-        while ContinuousClock.now - start < deadline {
-            if let match = stdout.firstMatch(of: /ws:\/\/[^:\s]+:(\d+)/), let port = Int(match.1) { return port }
+        var port: Int?
+        try await eventually("a URL from sync-server-pg", limit: deadline) {
+            if let match = stdout.firstMatch(of: /ws:\/\/[^:\s]+:(\d+)/), let found = Int(match.1) {
+                port = found
+                return true
+            }
             guard process.isRunning else { throw TimedOut(what: "a URL: sync-server-pg exited: \(stderr)") }
-            try await Task.sleep(for: .milliseconds(10))
+            return false
         }
-        throw TimedOut(what: "a URL from sync-server-pg: \(stdout) \(stderr)")
+        guard let port else { throw TimedOut(what: "a URL from sync-server-pg: \(stdout) \(stderr)") }
+        return port
     }
 
     /// Sends `signal` and waits (at most `deadline`) for the exit; its status.
@@ -100,13 +108,11 @@ final class ServerProcess: @unchecked Sendable {
     }
 
     func waitForExit(deadline: Duration = .seconds(60)) async throws -> Int32 {
-        let start = ContinuousClock.now
-        while process.isRunning {
-            guard ContinuousClock.now - start < deadline else {
-                process.terminate()
-                throw TimedOut(what: "sync-server-pg to exit")
-            }
-            try await Task.sleep(for: .milliseconds(10))
+        do {
+            try await eventually("sync-server-pg to exit", limit: deadline) { !process.isRunning }
+        } catch {
+            process.terminate()
+            throw error
         }
         // The process has exited: this returns at once.
         process.waitUntilExit()

@@ -36,6 +36,17 @@ enum TestDatabase {
         return url
     }
 
+    /// The process ids of the backends whose `application_name` is `name`.
+    static func backendPIDs(applicationName name: String) async throws -> [Int32] {
+        try await admin { connection, logger in
+            var pids: [Int32] = []
+            let rows = try await connection.query(
+                "SELECT pid FROM pg_stat_activity WHERE application_name = \(name)", logger: logger)
+            for try await pid in rows.decode(Int32.self) { pids.append(pid) }
+            return pids
+        }
+    }
+
     /// Runs `body` on a new connection to `url` (default: the given database), then closes it.
     @discardableResult
     static func admin<Result: Sendable>(

@@ -1,24 +1,66 @@
 import Foundation
 import SyncEngine
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// A condition a test waited for did not come true before its deadline.
 struct TimedOut: Error, CustomStringConvertible {
     let what: String
-    var description: String { "timed out waiting for \(what)" }
+    var limit: Duration?
+    var description: String { "timed out \(limit.map { "after \($0) " } ?? "")waiting for \(what)" }
 }
 
-/// Polls `condition` until it holds, or throws `TimedOut` after `limit` (a generous deadline, never a
-/// measurement).
+/// How this test process was built: under a sanitizer or not (as the root package's
+/// `Tests/TestSupport/BuildFlavor.swift` tells). Swift has no compile-time condition for a sanitizer, so
+/// it is detected at run time: a build with `--sanitize=thread` (`address`) links the sanitizer's runtime,
+/// whose entry point `__tsan_init` (`__asan_init`) `dlsym` then finds.
+enum BuildFlavor {
+    static let threadSanitizer = hasSymbol("__tsan_init")
+    static let addressSanitizer = hasSymbol("__asan_init")
+
+    /// What every deadline of the tests is multiplied by: 6 under ThreadSanitizer, 3 under
+    /// AddressSanitizer (code runs 5–15× slower there), 1 otherwise.
+    static let deadlineScale: Double = threadSanitizer ? 6 : addressSanitizer ? 3 : 1
+
+    private static func hasSymbol(_ name: String) -> Bool {
+        #if canImport(Darwin)
+            let handle = UnsafeMutableRawPointer(bitPattern: -2)  // RTLD_DEFAULT
+        #else
+            let handle: UnsafeMutableRawPointer? = nil
+        #endif
+        return dlsym(handle, name) != nil
+    }
+}
+
+extension Duration {
+    /// This deadline multiplied by `BuildFlavor.deadlineScale`.
+    var scaledForBuild: Duration { self * BuildFlavor.deadlineScale }
+}
+
+/// The one deadline wait of these tests: polls `condition` until it holds, sleeping between polls (so it
+/// never holds a thread of the cooperative pool), and throws `TimedOut` naming `what` once `limit`
+/// (multiplied by `BuildFlavor.deadlineScale` under a sanitizer) has passed and one last check after the
+/// deadline still fails. The limit is a generous bound for work others do, never a measurement; the
+/// default, 60 s (6 minutes under ThreadSanitizer), stays inside the suites' time limits (10 minutes), so a
+/// regression reports what it waited for rather than a bare time limit.
 func eventually(
     _ what: String,
     limit: Duration = .seconds(60),
     _ condition: () async throws -> Bool
 ) async throws {
+    let limit = limit.scaledForBuild
     let deadline = ContinuousClock.now + limit
-    while try await !condition() {
-        if ContinuousClock.now > deadline { throw TimedOut(what: what) }
+    while ContinuousClock.now < deadline {
+        if try await condition() { return }
         try await Task.sleep(for: .milliseconds(5))
     }
+    // Once more after the deadline: the condition may have come true while this task waited to run.
+    if try await condition() { return }
+    throw TimedOut(what: what, limit: limit)
 }
 
 /// Everything a stream emitted so far, collected under a lock.
