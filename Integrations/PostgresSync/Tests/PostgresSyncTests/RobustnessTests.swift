@@ -175,6 +175,59 @@ extension PostgresTests {
             await server.stop()
             await store.close()
         }
+
+        @Test(
+            "a database restored from an older copy of the same history, then written past the client again: a client whose acknowledged changesets it lacks gets a historyLost reset and uploads them again"
+        )
+        func databaseRestoredFromAnOlderCopyResetsTheClient() async throws {
+            let url = try await TestDatabase.create()
+            let directory = TemporaryDirectory()
+            defer { directory.remove() }
+            do {
+                let store = try await openStore(url, name: "before")
+                let server = try await SyncServer.listening(configuration: .init(store: store, logLevel: .off))
+                let app = networkApp(port: try port(of: server), directory)
+                let session = try await app.login(.anonymous).openSession(partition: "p")
+                for index in 0..<3 { try await session.write(Data("mine \(index)".utf8)) }
+                try await session.wait(for: .upload)
+                try await app.close()
+                await server.stop()
+                await store.close()
+            }
+            // The database goes back to a copy taken after version 1: same partition row, same history id.
+            try await TestDatabase.admin(url) { connection, logger in
+                try await connection.query("DELETE FROM sync_changesets WHERE server_version > 1", logger: logger)
+                try await connection.query("UPDATE sync_partitions SET latest_version = 1", logger: logger)
+            }
+            let store = try await openStore(url, name: "after")
+            let server = try await SyncServer.listening(configuration: .init(store: store, logLevel: .off))
+            let port = try port(of: server)
+            let other = try await Client(tag: "other", port: port)
+            for index in 0..<5 { try await other.write(index) }
+            try await other.session.wait(for: .upload)
+
+            let resets = Resets()
+            let app = networkApp(port: port, directory) { $0.clientResetHandler = resets.handler }
+            let session = try await app.login(.anonymous).openSession(partition: "p")
+            try await eventually("a client reset", limit: .seconds(60)) { !resets.reasons.isEmpty }
+            #expect(resets.reasons.first == .historyLost)
+            // The reset's recovered changesets (those the restore lost) are uploaded again: in the log, each once.
+            func log() async throws -> [String] {
+                try await store.read(1...20, of: "p").map { String(decoding: $0.data, as: UTF8.self) }
+            }
+            try await eventually("the lost changesets uploaded again", limit: .seconds(60)) {
+                try await log().contains("mine 2")
+            }
+            try await session.wait(for: .upload)
+            let log = try await log()
+            for index in 0..<3 {
+                #expect(log.filter { $0 == "mine \(index)" }.count == 1, "\(log)")
+            }
+            try await app.close()
+            await other.close()
+            await server.stop()
+            await store.close()
+        }
     }
 }
 
