@@ -121,7 +121,9 @@ struct InFlightCallback: ~Copyable, @unchecked Sendable {
         AsymmetricFence.heavy()
         while words[0].load(ordering: .acquiring) == position {
             // A drain that moves on after this check has seen the waiter (the fence above) and wakes it.
-            RelayWaitObserver.willSleep()
+            #if DEBUG
+                RelayWaitObserver.willSleep()
+            #endif
             csyncstreams_wait_on_address(positionLowWord, UInt32(truncatingIfNeeded: position))
         }
         words[1].wrappingSubtract(1, ordering: .relaxed)

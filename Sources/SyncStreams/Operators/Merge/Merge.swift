@@ -15,6 +15,7 @@ extension SyncStream {
     /// other:  - 2 - - - 4 |
     /// output: 1 2 3 - - 4 |
     /// ```
+    @inlinable
     public func merge<Other: SyncStream>(
         with others: Other...
     ) -> Streams.Merge<Self, Other> where Other.Output == Output, Other.Failure == Failure {
@@ -25,8 +26,9 @@ extension SyncStream {
 /// Emits the values of all `streams` as they arrive; finishes when all finished; the first failure is
 /// forwarded at once and ends the others. An empty collection finishes at once. See
 /// `SyncStream.merge(with:)`.
-public func merge<S: SyncStream>(_ streams: [S]) -> Streams.MergeMany<S> {
-    Streams.MergeMany(streams)
+@inlinable
+public func merge<S: SyncStream>(_ streams: [S]) -> Streams.MergeCollection<S> {
+    Streams.MergeCollection(streams)
 }
 
 extension Streams {
@@ -42,24 +44,32 @@ extension Streams {
         public let others: [Other]
 
         /// Creates the stream; usually reached through the operator method, which documents the semantics.
+        @inlinable
         public init(_ upstream: Upstream, _ others: [Other]) {
             self.upstream = upstream
             self.others = others
         }
 
+        @inlinable
         public func subscribe(
             onValue: @escaping @Sendable (Output) -> Void,
             onCompletion: @escaping @Sendable (StreamCompletion<Failure>) -> Void
         ) -> SubscriptionToken {
-            let core = MergeStorage(inputCount: 1 + others.count, onValue: onValue, onCompletion: onCompletion)
-            core.connect(0, to: upstream)
-            for (index, other) in others.enumerated() { core.connect(index + 1, to: other) }
+            let core = MultiInputStorage(
+                machine: MergeStateMachine<Output, Failure>(inputCount: 1 + others.count),
+                inputCount: 1 + others.count,
+                onValue: onValue,
+                onCompletion: onCompletion
+            )
+            core.connect(0, to: upstream, store: mergeStore)
+            for (index, other) in others.enumerated() { core.connect(index + 1, to: other, store: mergeStore) }
             return SubscriptionToken(core)
         }
     }
 
-    /// The stream returned by `SyncStreams.merge(_:)` on a collection.
-    public struct MergeMany<Upstream: SyncStream>: SyncStream {
+    /// The stream returned by `SyncStreams.merge(_:)` on a collection (named like
+    /// `CombineLatestCollection` and `ZipCollection`).
+    public struct MergeCollection<Upstream: SyncStream>: SyncStream {
         public typealias Output = Upstream.Output
         public typealias Failure = Upstream.Failure
 
@@ -67,8 +77,10 @@ extension Streams {
         public let upstreams: [Upstream]
 
         /// Creates the stream; usually reached through the operator method, which documents the semantics.
+        @inlinable
         public init(_ upstreams: [Upstream]) { self.upstreams = upstreams }
 
+        @inlinable
         public func subscribe(
             onValue: @escaping @Sendable (Output) -> Void,
             onCompletion: @escaping @Sendable (StreamCompletion<Failure>) -> Void
@@ -77,9 +89,28 @@ extension Streams {
                 CallbackScope.delivering { onCompletion(.finished) }
                 return .empty
             }
-            let core = MergeStorage(inputCount: upstreams.count, onValue: onValue, onCompletion: onCompletion)
-            for (index, upstream) in upstreams.enumerated() { core.connect(index, to: upstream) }
+            let core = MultiInputStorage(
+                machine: MergeStateMachine<Output, Failure>(inputCount: upstreams.count),
+                inputCount: upstreams.count,
+                onValue: onValue,
+                onCompletion: onCompletion
+            )
+            for (index, upstream) in upstreams.enumerated() { core.connect(index, to: upstream, store: mergeStore) }
             return SubscriptionToken(core)
         }
     }
+}
+
+extension Streams {
+    /// The former name of `MergeCollection`.
+    @available(*, deprecated, renamed: "MergeCollection")
+    public typealias MergeMany<Upstream: SyncStream> = MergeCollection<Upstream>
+}
+
+/// What `merge`'s storage writes for an input's value: the value into the machine's one slot (nothing is
+/// displaced: the slot is emptied after every value).
+@inlinable
+func mergeStore<Value>(_ slot: inout Value?, _ value: Value) -> Value? {
+    slot = value
+    return nil
 }
