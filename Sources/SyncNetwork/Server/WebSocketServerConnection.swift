@@ -10,7 +10,9 @@ import SyncWire
 ///   queue is below `limits.outboundLowWater`. A client that lets `limits.outboundHardLimit` bytes pile up
 ///   is dropped (it sees a lost connection), so a reader that stalls never holds the server's memory.
 /// - `close()` runs the close handshake with 1000, or 1001 once the server is shutting down.
-final class WebSocketServerConnection: SyncServerConnection, WebSocketChannelDelegate, @unchecked Sendable {
+final class WebSocketServerConnection: SyncServerConnection, PeerAddressed, WebSocketChannelDelegate,
+    @unchecked Sendable
+{
     // @unchecked Sendable: `channel` and the delegate methods are used on the loop's thread only; the
     // rest is locked, immutable, or Sendable.
 
@@ -23,12 +25,14 @@ final class WebSocketServerConnection: SyncServerConnection, WebSocketChannelDel
     private let goingAway: @Sendable () -> Bool
     private var channel: WebSocketChannel?
     private var onEnd: ((WebSocketServerConnection) -> Void)?
+    let peerAddress: String?
 
     init(
         channel: WebSocketChannel, limits: WebSocketLimits, goingAway: @escaping @Sendable () -> Bool,
         onEnd: @escaping (WebSocketServerConnection) -> Void
     ) {
         loop = channel.loop
+        peerAddress = Socket.peerAddress(channel.descriptor)
         self.limits = limits
         self.goingAway = goingAway
         self.onEnd = onEnd
