@@ -15,11 +15,10 @@ final class ConnectionAcceptor: SyncConnectionAcceptor {
     }
 
     func accept(_ connection: any SyncServerConnection) -> Bool {
-        let peer = (connection as? any PeerAddressed)?.peerAddress
-        return registry.admit(connection) { handle in
+        registry.admit(connection) { handle in
             Task { [core, registry] in
                 // Log events of this connection's work carry its id and peer (`ConnectionLogContext`).
-                await ConnectionLogContext.$current.withValue(ConnectionLogContext(id: handle.id, peer: peer)) {
+                await ConnectionLogContext.$current.withValue(ConnectionLogContext(id: handle.id, peer: handle.peer)) {
                     for await message in handle.incoming {
                         if handle.isClosed { break }
                         await core.handle(message, from: handle)
