@@ -20,7 +20,7 @@ extension Socket {
                 $0.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { address in
                     var ip = address.pointee.sin_addr
                     guard inet_ntop(AF_INET, &ip, &text, socklen_t(text.count)) != nil else { return nil }
-                    return "\(String(cString: text)):\(UInt16(bigEndian: address.pointee.sin_port))"
+                    return "\(Self.string(text)):\(UInt16(bigEndian: address.pointee.sin_port))"
                 }
             }
         case AF_INET6:
@@ -28,12 +28,17 @@ extension Socket {
                 $0.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { address in
                     var ip = address.pointee.sin6_addr
                     guard inet_ntop(AF_INET6, &ip, &text, socklen_t(text.count)) != nil else { return nil }
-                    return "[\(String(cString: text))]:\(UInt16(bigEndian: address.pointee.sin6_port))"
+                    return "[\(Self.string(text))]:\(UInt16(bigEndian: address.pointee.sin6_port))"
                 }
             }
         default:
             return nil
         }
+    }
+
+    /// A NUL-terminated C string in `buffer`, as text.
+    private static func string(_ buffer: [CChar]) -> String {
+        String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 }
 

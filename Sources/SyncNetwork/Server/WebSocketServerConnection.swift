@@ -56,9 +56,12 @@ final class WebSocketServerConnection: SyncServerConnection, PeerAddressed, WebS
             // The client is authenticated: its channel lifts the limits that applied until now.
             loop.execute { [self] in channel?.authenticated() }
         }
-        let payload = message.encoded()
-        let header = WebSocketFrame.header(opcode: .binary, length: payload.count, maskingKey: nil)
-        let size = header.count + payload.count
+        // A download's large changesets stay the server's own buffers (see `encodedChunks()`): a changeset
+        // sent to many subscribers is encoded once, not copied into each one's frame.
+        let chunks = message.encodedChunks()
+        let length = chunks.reduce(0) { $0 + $1.count }
+        let header = WebSocketFrame.header(opcode: .binary, length: length, maskingKey: nil)
+        let size = header.count + length
         guard let queued = budget.add(size) else { return }
         if queued > limits.outboundHardLimit {
             // Nothing more is queued for it from now on (sends racing with the abort are dropped).
@@ -70,7 +73,7 @@ final class WebSocketServerConnection: SyncServerConnection, PeerAddressed, WebS
             return
         }
         loop.execute { [self] in
-            if let channel { channel.sendMessage(header: header, payload: payload) } else { budget.release(size) }
+            if let channel { channel.sendMessage(header: header, chunks: chunks) } else { budget.release(size) }
         }
     }
 

@@ -162,12 +162,20 @@ final class WebSocketChannel: EventLoopHandler, @unchecked Sendable {
     /// Queues a binary message — its frame header, then its payload (already masked by a client) —
     /// unless closing; both count as written bytes for the delegate.
     func sendMessage(header: [UInt8], payload: [UInt8]) {
-        guard phase == .open, !closeSent else {
-            delegate?.channel(self, wrote: header.count + payload.count)  // released: never to be written
+        sendMessage(header: header, chunks: [payload])
+    }
+
+    /// Queues a binary message whose payload is `chunks`, in order (each queued as it is — a shared buffer
+    /// stays shared, nothing is copied); like `sendMessage(header:payload:)` otherwise.
+    func sendMessage(header: [UInt8], chunks: [[UInt8]]) {
+        guard phase == .open, !closeSent, let last = chunks.last else {
+            // Released: never to be written.
+            delegate?.channel(self, wrote: chunks.reduce(header.count) { $0 + $1.count })
             return
         }
         output.append(Chunk(bytes: header, counted: true))
-        send(payload, counted: true)
+        for chunk in chunks.dropLast() where !chunk.isEmpty { output.append(Chunk(bytes: chunk, counted: true)) }
+        send(last, counted: true)
     }
 
     /// Starts the close handshake with `code`; before the connection opened, just closes it.
