@@ -90,23 +90,38 @@ import Testing
         #expect(try await server.stop(SIGTERM) == 0)
     }
 
-    @Test("--handshake-timeout 1s: a connection that sends nothing is dropped (the default 10 s would keep it)")
+    @Test(
+        "--handshake-timeout: a silent connection to a server with 1s is dropped while one to a server with 300s stays open"
+    )
     func handshakeTimeout() async throws {
-        let data = TemporaryDirectory()
-        defer { data.remove() }
-        let server = try ChildProcess(syncServer: [
-            "--port", "0", "--data", data.url.path, "--handshake-timeout", "1s",
+        let (dataShort, dataLong) = (TemporaryDirectory(), TemporaryDirectory())
+        defer {
+            dataShort.remove()
+            dataLong.remove()
+        }
+        let short = try ChildProcess(syncServer: [
+            "--port", "0", "--data", dataShort.url.path, "--handshake-timeout", "1s",
         ])
-        let port = try await server.port()
-        // A TCP connection that never sends its upgrade request: curl's telnet mode waits for the server to
-        // close (stdin is /dev/null: it sends nothing), and exits when it does.
-        let silent = try ChildProcess(
-            URL(fileURLWithPath: "/usr/bin/env"), ["curl", "-sS", "--max-time", "8", "telnet://127.0.0.1:\(port)"])
-        // 0: the server closed the connection; 28: curl gave up after 8 s (the server kept it).
-        #expect(try await silent.waitForExit() == 0, "\(silent.stderr)")
-        let samples = try await HTTPAnswer.get("http://127.0.0.1:\(port)/metrics").samples
+        let long = try ChildProcess(syncServer: [
+            "--port", "0", "--data", dataLong.url.path, "--handshake-timeout", "300s",
+        ])
+        let (shortPort, longPort) = (try await short.port(), try await long.port())
+        // TCP connections that never send their upgrade request: curl's telnet mode sends nothing (stdin is
+        // /dev/null) and exits when the server closes. The order of events is the claim, not a duration.
+        func silent(_ port: Int) throws -> ChildProcess {
+            try ChildProcess(
+                URL(fileURLWithPath: "/usr/bin/env"),
+                ["curl", "-sS", "--max-time", "250", "telnet://127.0.0.1:\(port)"])
+        }
+        let longSilent = try silent(longPort)
+        let shortSilent = try silent(shortPort)
+        #expect(try await shortSilent.waitForExit() == 0, "\(shortSilent.stderr)")
+        #expect(!longSilent.hasExited, "the 300s server dropped its silent connection too")
+        let samples = try await HTTPAnswer.get("http://127.0.0.1:\(shortPort)/metrics").samples
         #expect(samples["sync_connections_refused_total{reason=\"bad_handshake\"}"] == 1)
-        #expect(try await server.stop(SIGTERM) == 0)
+        #expect(try await short.stop(SIGTERM) == 0)
+        #expect(try await long.stop(SIGTERM) == 0)
+        _ = try await longSilent.waitForExit()
     }
 
     private func keysFile(_ text: String, at url: URL) throws {
