@@ -124,6 +124,32 @@ import Testing
         _ = try await longSilent.waitForExit()
     }
 
+    @Test(
+        "--idle-timeout: a silent client of a server with 10s is dropped while one of a server with 1d still gets its pong"
+    )
+    func idleTimeout() async throws {
+        let (dataShort, dataLong) = (TemporaryDirectory(), TemporaryDirectory())
+        defer {
+            dataShort.remove()
+            dataLong.remove()
+        }
+        let short = try ChildProcess(syncServer: ["--port", "0", "--data", dataShort.url.path, "--idle-timeout", "10s"])
+        let long = try ChildProcess(syncServer: ["--port", "0", "--data", dataLong.url.path, "--idle-timeout", "1d"])
+        let longClient = WireClient(.webSocket(host: "127.0.0.1", port: try await long.port()))
+        try await longClient.welcome()
+        let shortClient = WireClient(.webSocket(host: "127.0.0.1", port: try await short.port()))
+        try await shortClient.welcome()
+        // Neither client sends anything more (the bare transport does not ping).
+        guard case .closed = try await shortClient.next(limit: .seconds(60)) else {
+            Issue.record("the 10s server did not drop its silent client")
+            return
+        }
+        longClient.send(.ping(id: 7))
+        #expect(try await longClient.nextMessage() == .pong(id: 7))
+        #expect(try await short.stop(SIGTERM) == 0)
+        #expect(try await long.stop(SIGTERM) == 0)
+    }
+
     private func keysFile(_ text: String, at url: URL) throws {
         try Data(text.utf8).write(to: url)
     }
