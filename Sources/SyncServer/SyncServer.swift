@@ -1,5 +1,7 @@
 @_exported import SyncNetwork
+import SyncStreams
 @_exported import SyncWire
+import Synchronization
 
 /// The reference sync server: orders each partition's changesets and streams them to every bound session.
 ///
@@ -44,12 +46,17 @@ public final class SyncServer: Sendable {
     private let core: ServerCore
     private let registry: ConnectionRegistry
     private let listener: WebSocketListener?
+    /// What `/metrics` shows.
+    private let metrics: ServerMetrics
+    /// Listeners that serve only `/metrics` and `/healthz` (see `serveMetrics(host:port:)`).
+    private let metricsListeners = Locked<[WebSocketListener]>([])
     /// Follows the store's appends by other front ends (`nil` for a store only this server writes).
     private let appendFollower: Task<Void, Never>?
 
     private init(
         configuration: Configuration, core: ServerCore, registry: ConnectionRegistry, listener: WebSocketListener?
     ) {
+        metrics = core.metrics
         self.core = core
         self.registry = registry
         self.listener = listener
@@ -61,9 +68,12 @@ public final class SyncServer: Sendable {
     deinit { appendFollower?.cancel() }
 
     private convenience init(configuration: Configuration) {
+        let metrics = ServerMetrics(
+            network: ListenerCounters(), syncLatency: (configuration.store as? FilePartitionStore)?.syncLatency)
         self.init(
-            configuration: configuration, core: ServerCore(configuration: configuration),
-            registry: ConnectionRegistry(maximumConnections: configuration.maximumConnections), listener: nil)
+            configuration: configuration, core: ServerCore(configuration: configuration, metrics: metrics),
+            registry: ConnectionRegistry(maximumConnections: configuration.maximumConnections, metrics: metrics),
+            listener: nil)
     }
 
     /// Starts a server in this process with `configuration`; it accepts connections at once.
@@ -88,8 +98,11 @@ public final class SyncServer: Sendable {
         host: String = "127.0.0.1", port: Int = 0, configuration: Configuration = .init(),
         limits: WebSocketLimits? = nil
     ) async throws -> SyncServer {
-        let core = ServerCore(configuration: configuration)
-        let registry = ConnectionRegistry(maximumConnections: configuration.maximumConnections)
+        let counters = ListenerCounters()
+        let metrics = ServerMetrics(
+            network: counters, syncLatency: (configuration.store as? FilePartitionStore)?.syncLatency)
+        let core = ServerCore(configuration: configuration, metrics: metrics)
+        let registry = ConnectionRegistry(maximumConnections: configuration.maximumConnections, metrics: metrics)
         let acceptor = ConnectionAcceptor(core: core, registry: registry)
         var limits = limits ?? WebSocketLimits()
         if limits.maximumMessageBytes == WebSocketLimits().maximumMessageBytes {
@@ -99,7 +112,9 @@ public final class SyncServer: Sendable {
         if limits.maximumUnauthenticatedMessageBytes == nil {
             limits.maximumUnauthenticatedMessageBytes = configuration.maximumCredentialBytes + 1024
         }
-        let listener = try await WebSocketListener.start(host: host, port: port, limits: limits, acceptor: acceptor)
+        let listener = try await WebSocketListener.start(
+            host: host, port: port, limits: limits, acceptor: acceptor, counters: counters,
+            plainHTTP: { [registry] target in metrics.respond(to: target) { registry.openCount } })
         return SyncServer(configuration: configuration, core: core, registry: registry, listener: listener)
     }
 
@@ -112,6 +127,7 @@ public final class SyncServer: Sendable {
     /// Changesets whose upload was already integrated stay in the store. `changesets(in:)` keeps
     /// working. Calling it again does nothing more.
     public func stop() async {
+        metrics.isStopping.store(true, ordering: .relaxed)
         // A networked server first stops accepting, so that closes from here on say 1001 (going away).
         await listener?.stopAccepting()
         let tasks = registry.stop()
@@ -119,6 +135,7 @@ public final class SyncServer: Sendable {
         // What the sessions that ended taught the maximum offline time is durable before the store closes.
         await core.finishSeenRecords()
         await listener?.shutDown()
+        for metricsListener in metricsListeners.withLock({ $0 }) { await metricsListener.shutDown() }
         appendFollower?.cancel()
     }
 
@@ -152,6 +169,37 @@ public final class SyncServer: Sendable {
     /// that the server itself unbound a session, which a closed client can no longer show.
     package func boundSessionCount(in partition: String) async -> Int {
         await core.boundSessionCount(in: partition)
+    }
+
+    /// Starts draining before a stop: new connections are refused (`503`), `/healthz` answers `503`,
+    /// open connections carry on. `stop()` then closes them.
+    package func beginDraining() {
+        metrics.isStopping.store(true, ordering: .relaxed)
+        registry.refuseNew()
+    }
+
+    /// Replaces who may connect (a reloaded keys file) from the next `hello` on; connections already
+    /// authenticated keep their access.
+    package func replaceAuthentication(_ authentication: Authentication) async {
+        await core.replaceAuthentication(authentication)
+    }
+
+    /// The server's metrics in the Prometheus text exposition format: what `GET /metrics` answers on a
+    /// networked server's port (before any upgrade) and on `serveMetrics(host:port:)`'s.
+    package var prometheusMetrics: String { metrics.prometheusText(openConnections: registry.openCount) }
+
+    /// Also serves `GET /metrics` and `GET /healthz` (only those: WebSocket upgrades are refused with
+    /// `503`) on `host:port` (port 0: a free one); returns the port. `stop()` closes it.
+    ///
+    /// - Throws: `NetworkError` when the host cannot be resolved or the port cannot be bound.
+    package func serveMetrics(host: String, port: Int) async throws -> Int {
+        let metrics = self.metrics
+        let registry = self.registry
+        let listener = try await WebSocketListener.start(
+            host: host, port: port, limits: WebSocketLimits(), acceptor: RefusingAcceptor(),
+            plainHTTP: { target in metrics.respond(to: target) { registry.openCount } })
+        metricsListeners.withLock { $0.append(listener) }
+        return listener.port
     }
 
     /// For a networked server, the most bytes of messages ever queued at once for one client (open or

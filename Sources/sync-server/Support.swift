@@ -29,7 +29,7 @@ private func systemWrite(_ descriptor: Int32, _ buffer: UnsafeRawPointer?, _ cou
     write(descriptor, buffer, count)
 }
 
-/// SIGINT and SIGTERM, through a self-pipe: a signal handler writes the signal's number to a pipe made at
+/// SIGINT, SIGTERM and SIGHUP, through a self-pipe: a signal handler writes the signal's number to a pipe made at
 /// start, and a thread of its own reads it. Nothing is allocated when the signal arrives — no descriptor
 /// (a dispatch signal source may need one, and none may be left), no memory.
 ///
@@ -41,6 +41,9 @@ final class StopSignal: Sendable {
     private struct State {
         var received: Int32?
         var waiter: CheckedContinuation<Int32, Never>?
+        /// SIGINTs and SIGTERMs so far.
+        var stops = 0
+        var onHangUp: (@Sendable () -> Void)?
     }
 
     private let state = Locked(State())
@@ -58,7 +61,7 @@ final class StopSignal: Sendable {
         }
         for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
         signalPipeWriteEnd = ends[1]
-        for number in [SIGINT, SIGTERM] {
+        for number in [SIGINT, SIGTERM, SIGHUP] {
             var action = sigaction()
             #if canImport(Glibc)
                 action.__sigaction_handler.sa_handler = { number in
@@ -80,11 +83,13 @@ final class StopSignal: Sendable {
             var byte: UInt8 = 0
             while true {
                 let count = read(readEnd, &byte, 1)
-                if count == 1 { break }
+                if count == 1 {
+                    stop.received(Int32(byte))
+                    continue
+                }
                 if count < 0 && errno == EINTR { continue }
                 return
             }
-            stop.received(Int32(byte))
         }
         thread.stackSize = 64 * 1024
         thread.start()
@@ -105,8 +110,21 @@ final class StopSignal: Sendable {
         }
     }
 
+    /// Runs `handler` on the signal thread for each SIGHUP from now on (before: SIGHUP is ignored).
+    func onHangUp(_ handler: @escaping @Sendable () -> Void) {
+        state.withLock { $0.onHangUp = handler }
+    }
+
+    /// How many SIGINTs and SIGTERMs arrived so far.
+    var stopCount: Int { state.withLock { $0.stops } }
+
     private func received(_ number: Int32) {
+        if number == SIGHUP {
+            state.withLock { $0.onHangUp }?()
+            return
+        }
         let waiter = state.withLock { state -> CheckedContinuation<Int32, Never>? in
+            state.stops += 1
             guard state.received == nil else { return nil }
             state.received = number
             defer { state.waiter = nil }

@@ -1,5 +1,7 @@
 import Dispatch
+import Foundation
 import SyncServer
+import Synchronization
 
 // `sync-server`: the reference sync server over WebSocket, with a durable file store.
 #if canImport(Glibc)
@@ -13,7 +15,7 @@ import SyncServer
 let stopSignal = StopSignal.install()
 
 func fail(_ message: String, status: Int32) -> Never {
-    FileHandleOutput.standardError("sync-server: \(message)\n")
+    ProgramLog.write(.fatal, message)
     exit(status)
 }
 
@@ -38,10 +40,13 @@ DescriptorLimit.raiseToHardLimit()
 // Dispatch takes the descriptors it needs now, so that running out later fails our calls, not its own.
 await StopSignal.prepareDispatch()
 var authentication = SyncServer.Authentication.anonymousAllowed
+ProgramLog.json.store(options.logFormat == .json, ordering: .relaxed)
+let logSink = options.logFormat == .json ? JSONLogLine.sink : nil
+let logLine: @Sendable (SyncLogLevel, String) -> Void = { ProgramLog.write($0, $1) }
 if let path = options.apiKeysFile {
     do { authentication = .apiKeys(try APIKeysFile.load(path: path)) } catch { fail("\(error)", status: 1) }
     for warning in APIKeysFile.warnings(path: path) {
-        FileHandleOutput.standardError("sync-server: warning: \(warning)\n")
+        ProgramLog.write(.warn, warning)
     }
 }
 let store: FilePartitionStore
@@ -53,26 +58,50 @@ do {
 
 let configuration = SyncServer.Configuration(
     store: store, authentication: authentication, maximumMessageBytes: options.maximumMessageBytes,
-    logLevel: options.logLevel, maximumOfflineTime: options.maximumOfflineTime)
+    maximumSessionsPerConnection: options.maximumSessionsPerConnection, maximumPartitions: options.maximumPartitions,
+    maximumIdlePartitions: options.maximumIdlePartitions, maximumConnections: options.maximumConnections,
+    logLevel: options.logLevel, logger: logSink, maximumOfflineTime: options.maximumOfflineTime)
+let limits = WebSocketLimits(
+    maximumMessageBytes: options.maximumMessageBytes, handshakeTimeout: options.handshakeTimeout,
+    idleTimeout: options.idleTimeout)
 let server: SyncServer
 do {
-    server = try await SyncServer.listening(host: options.host, port: options.port!, configuration: configuration)
+    server = try await SyncServer.listening(
+        host: options.host, port: options.port!, configuration: configuration, limits: limits)
 } catch {
     fail("cannot listen on \(options.host):\(options.port!): \(error)", status: 1)
 }
+var metricsURL: String?
+if let metricsPort = options.metricsPort {
+    do {
+        let port = try await server.serveMetrics(host: options.host, port: metricsPort)
+        metricsURL = options.host.contains(":") ? "http://[\(options.host)]:\(port)" : "http://\(options.host):\(port)"
+    } catch {
+        fail("cannot listen for metrics on \(options.host):\(metricsPort): \(error)", status: 1)
+    }
+}
+// SIGHUP from now on reloads the keys file.
+stopSignal.onHangUp { reloadKeys(server: server, path: options.apiKeysFile, log: logLine) }
 guard case .webSocket(let host, let port) = server.webSocketEndpoint?.kind else { fail("no endpoint", status: 1) }
 let url = host.contains(":") ? "ws://[\(host)]:\(port)" : "ws://\(host):\(port)"
-FileHandleOutput.standardOutput("sync-server listening on \(url) (data: \(options.dataDirectory!))\n")
+FileHandleOutput.standardOutput(
+    "sync-server listening on \(url) (data: \(options.dataDirectory!)\(metricsURL.map { "; metrics: \($0)/metrics" } ?? ""))\n"
+)
 if options.apiKeysFile == nil && !isLoopback(host) {
-    FileHandleOutput.standardError(
-        "sync-server: warning: anonymous access on \(host), which is not a loopback address: anyone who can reach "
-            + "\(url) may read and write every partition (give --api-keys FILE, or --host 127.0.0.1)\n")
+    ProgramLog.write(
+        .warn,
+        "anonymous access on \(host), which is not a loopback address: anyone who can reach "
+            + "\(url) may read and write every partition (give --api-keys FILE, or --host 127.0.0.1)")
 }
 
-// Wait for SIGINT or SIGTERM, then stop cleanly.
+// Wait for SIGINT or SIGTERM, drain if asked, then stop cleanly.
 let received = await stopSignal.wait()
-FileHandleOutput.standardError("sync-server: \(received == SIGINT ? "SIGINT" : "SIGTERM"): stopping\n")
+ProgramLog.write(.info, "\(received == SIGINT ? "SIGINT" : "SIGTERM"): stopping")
+if let drainTimeout = options.drainTimeout {
+    await drain(server, for: drainTimeout, signals: stopSignal)
+}
 await server.stop()
 await store.close()
+JSONLogLine.flush()
 FileHandleOutput.standardOutput("sync-server stopped\n")
 exit(0)

@@ -25,7 +25,8 @@ struct SyncEndpointURLTests {
     static let refused: [(String, SyncEndpointURLError)] = [
         ("127.0.0.1:9000", .missingScheme("127.0.0.1:9000")),
         ("http://host:80", .unsupportedScheme("http")),
-        ("wss://host:443", .unsupportedScheme("wss")),
+        ("wss://host:443", .tlsRequiresSyncNIO("wss://host:443")),
+        ("WSS://host/sync", .tlsRequiresSyncNIO("WSS://host/sync")),
         ("ws://:9000", .missingHost),
         ("ws://", .missingHost),
         ("ws://[]:9000", .invalidHost("[]")),
@@ -55,7 +56,8 @@ struct SyncEndpointURLTests {
 
     @Test("the errors read clearly: what was wrong and what is expected")
     func descriptions() {
-        #expect(SyncEndpointURLError.unsupportedScheme("wss").description.contains("TLS"))
+        let tls = SyncEndpointURLError.tlsRequiresSyncNIO("wss://host:443").description
+        #expect(tls.contains("TLS") && tls.contains("SyncNIO") && tls.contains("wss://host:443"), "\(tls)")
         #expect(SyncEndpointURLError.unsupportedScheme("http").description.contains("expected ws://host:port"))
         #expect(SyncEndpointURLError.unbracketedIPv6Address("::1:9000").description.contains("ws://[::1:9000]"))
         #expect(SyncEndpointURLError.invalidPort("0").description.contains("1 to 65535"))

@@ -1,6 +1,7 @@
 import Dispatch
 import SyncStreams
 import SyncWire
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -33,6 +34,10 @@ package final class WebSocketListener: EventLoopHandler, @unchecked Sendable {
     private let loop: EventLoop
     private let limits: WebSocketLimits
     private let acceptor: any SyncConnectionAcceptor
+    /// What it counts for metrics (see `ListenerCounters`).
+    package let counters: ListenerCounters
+    /// Answers plain HTTP `GET`s before any upgrade (`nil`: they get `400`).
+    private let plainHTTP: PlainHTTPResponder?
     private var descriptor: Int32
     private var connections: [ObjectIdentifier: WebSocketServerConnection] = [:]
     private var channels: [ObjectIdentifier: WebSocketChannel] = [:]
@@ -56,8 +61,10 @@ package final class WebSocketListener: EventLoopHandler, @unchecked Sendable {
 
     private init(
         host: String, port: Int, descriptor: Int32, limits: WebSocketLimits, acceptor: any SyncConnectionAcceptor,
-        loop: EventLoop
+        loop: EventLoop, counters: ListenerCounters, plainHTTP: PlainHTTPResponder?
     ) {
+        self.counters = counters
+        self.plainHTTP = plainHTTP
         self.host = host
         self.port = port
         self.descriptor = descriptor
@@ -66,12 +73,14 @@ package final class WebSocketListener: EventLoopHandler, @unchecked Sendable {
         self.loop = loop
     }
 
-    /// Listens on `host:port` (port 0: any free port) and starts accepting.
+    /// Listens on `host:port` (port 0: any free port) and starts accepting. `plainHTTP` answers plain
+    /// HTTP `GET` requests (no `Upgrade` header) before any upgrade; `counters` counts bytes and refusals.
     ///
     /// - Throws: `NetworkError` when the host cannot be resolved, the port cannot be bound, or the loop
     ///   cannot be started (out of descriptors).
     package static func start(
-        host: String, port: Int, limits: WebSocketLimits, acceptor: any SyncConnectionAcceptor
+        host: String, port: Int, limits: WebSocketLimits, acceptor: any SyncConnectionAcceptor,
+        counters: ListenerCounters = ListenerCounters(), plainHTTP: PlainHTTPResponder? = nil
     ) async throws(NetworkError) -> WebSocketListener {
         let bound: Result<(Int32, Int), NetworkError> = await withCheckedContinuation { continuation in
             // getaddrinfo and bind block: a dispatch thread, not the cooperative pool.
@@ -96,7 +105,8 @@ package final class WebSocketListener: EventLoopHandler, @unchecked Sendable {
             throw error
         }
         let listener = WebSocketListener(
-            host: host, port: actualPort, descriptor: descriptor, limits: limits, acceptor: acceptor, loop: loop)
+            host: host, port: actualPort, descriptor: descriptor, limits: limits, acceptor: acceptor, loop: loop,
+            counters: counters, plainHTTP: plainHTTP)
         listener.loop.execute {
             listener.loop.register(descriptor, listener, readable: true, writable: false)
             listener.scheduleIdleCheck()
@@ -139,6 +149,11 @@ package final class WebSocketListener: EventLoopHandler, @unchecked Sendable {
                 guard handshaking < limits.maximumHandshakingConnections,
                     accepted < descriptorLimit - limits.reservedDescriptors
                 else {
+                    if handshaking < limits.maximumHandshakingConnections {
+                        counters.refusedDescriptors.add(1, ordering: .relaxed)
+                    } else {
+                        counters.refusedHandshaking.add(1, ordering: .relaxed)
+                    }
                     // Too many half-open handshakes, or the descriptors left are kept for the store.
                     Socket.close(Int32(accepted))
                     continue
@@ -163,6 +178,7 @@ package final class WebSocketListener: EventLoopHandler, @unchecked Sendable {
 
     private func adopt(_ accepted: Int32) {
         let channel = WebSocketChannel(loop: loop, descriptor: accepted, role: .server, limits: limits)
+        channel.counters = counters
         let goingAway = self.goingAway
         let connection = WebSocketServerConnection(
             channel: channel, limits: limits, goingAway: { goingAway.withLock { $0 } },
@@ -195,8 +211,18 @@ package final class WebSocketListener: EventLoopHandler, @unchecked Sendable {
         }
         func channelShouldOpen(_ channel: WebSocketChannel) -> Bool {
             handshakeEnded()
-            guard let listener, !listener.goingAway.withLock({ $0 }) else { return false }
+            guard let listener else { return false }
+            guard !listener.goingAway.withLock({ $0 }) else {
+                listener.counters.refusedStopping.add(1, ordering: .relaxed)
+                return false
+            }
             return listener.acceptor.accept(connection)
+        }
+        func channelPlainHTTPResponse(_ channel: WebSocketChannel, target: String) -> [UInt8]? {
+            guard let listener, let response = listener.plainHTTP?(target) else { return nil }
+            handshakeEnded()
+            listener.counters.plainHTTPRequests.add(1, ordering: .relaxed)
+            return response.bytes
         }
         func channelOpened(_ channel: WebSocketChannel) {}
         func channel(_ channel: WebSocketChannel, received message: [UInt8]) -> Bool {
@@ -204,6 +230,9 @@ package final class WebSocketListener: EventLoopHandler, @unchecked Sendable {
         }
         func channel(_ channel: WebSocketChannel, wrote count: Int) { connection.channel(channel, wrote: count) }
         func channelEnded(_ channel: WebSocketChannel, _ end: WebSocketChannelEnd) {
+            if isHandshaking, case .handshakeFailed = end {
+                listener?.counters.refusedHandshake.add(1, ordering: .relaxed)
+            }
             handshakeEnded()
             connection.channelEnded(channel, end)
         }

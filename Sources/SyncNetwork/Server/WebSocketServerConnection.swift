@@ -10,7 +10,9 @@ import SyncWire
 ///   queue is below `limits.outboundLowWater`. A client that lets `limits.outboundHardLimit` bytes pile up
 ///   is dropped (it sees a lost connection), so a reader that stalls never holds the server's memory.
 /// - `close()` runs the close handshake with 1000, or 1001 once the server is shutting down.
-final class WebSocketServerConnection: SyncServerConnection, WebSocketChannelDelegate, @unchecked Sendable {
+final class WebSocketServerConnection: SyncServerConnection, PeerAddressed, WebSocketChannelDelegate,
+    @unchecked Sendable
+{
     // @unchecked Sendable: `channel` and the delegate methods are used on the loop's thread only; the
     // rest is locked, immutable, or Sendable.
 
@@ -23,12 +25,14 @@ final class WebSocketServerConnection: SyncServerConnection, WebSocketChannelDel
     private let goingAway: @Sendable () -> Bool
     private var channel: WebSocketChannel?
     private var onEnd: ((WebSocketServerConnection) -> Void)?
+    let peerAddress: String?
 
     init(
         channel: WebSocketChannel, limits: WebSocketLimits, goingAway: @escaping @Sendable () -> Bool,
         onEnd: @escaping (WebSocketServerConnection) -> Void
     ) {
         loop = channel.loop
+        peerAddress = Socket.peerAddress(channel.descriptor)
         self.limits = limits
         self.goingAway = goingAway
         self.onEnd = onEnd
@@ -52,9 +56,12 @@ final class WebSocketServerConnection: SyncServerConnection, WebSocketChannelDel
             // The client is authenticated: its channel lifts the limits that applied until now.
             loop.execute { [self] in channel?.authenticated() }
         }
-        let payload = message.encoded()
-        let header = WebSocketFrame.header(opcode: .binary, length: payload.count, maskingKey: nil)
-        let size = header.count + payload.count
+        // A download's large changesets stay the server's own buffers (see `encodedChunks()`): a changeset
+        // sent to many subscribers is encoded once, not copied into each one's frame.
+        let chunks = message.encodedChunks()
+        let length = chunks.reduce(0) { $0 + $1.count }
+        let header = WebSocketFrame.header(opcode: .binary, length: length, maskingKey: nil)
+        let size = header.count + length
         guard let queued = budget.add(size) else { return }
         if queued > limits.outboundHardLimit {
             // Nothing more is queued for it from now on (sends racing with the abort are dropped).
@@ -66,7 +73,7 @@ final class WebSocketServerConnection: SyncServerConnection, WebSocketChannelDel
             return
         }
         loop.execute { [self] in
-            if let channel { channel.sendMessage(header: header, payload: payload) } else { budget.release(size) }
+            if let channel { channel.sendMessage(header: header, chunks: chunks) } else { budget.release(size) }
         }
     }
 

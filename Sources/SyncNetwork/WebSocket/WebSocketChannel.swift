@@ -1,3 +1,5 @@
+import Synchronization
+
 /// One WebSocket connection on an event loop: the opening handshake, frames in and out, ping/pong, the
 /// close handshake and backpressure, for either role.
 ///
@@ -40,6 +42,8 @@ final class WebSocketChannel: EventLoopHandler, @unchecked Sendable {
     let role: Role
     let limits: WebSocketLimits
     var delegate: (any WebSocketChannelDelegate)?
+    /// Server: counts the socket's bytes for metrics (`nil`: not counted).
+    var counters: ListenerCounters?
 
     private var phase: Phase
     private var input: [UInt8] = []
@@ -158,12 +162,20 @@ final class WebSocketChannel: EventLoopHandler, @unchecked Sendable {
     /// Queues a binary message — its frame header, then its payload (already masked by a client) —
     /// unless closing; both count as written bytes for the delegate.
     func sendMessage(header: [UInt8], payload: [UInt8]) {
-        guard phase == .open, !closeSent else {
-            delegate?.channel(self, wrote: header.count + payload.count)  // released: never to be written
+        sendMessage(header: header, chunks: [payload])
+    }
+
+    /// Queues a binary message whose payload is `chunks`, in order (each queued as it is — a shared buffer
+    /// stays shared, nothing is copied); like `sendMessage(header:payload:)` otherwise.
+    func sendMessage(header: [UInt8], chunks: [[UInt8]]) {
+        guard phase == .open, !closeSent, let last = chunks.last else {
+            // Released: never to be written.
+            delegate?.channel(self, wrote: chunks.reduce(header.count) { $0 + $1.count })
             return
         }
         output.append(Chunk(bytes: header, counted: true))
-        send(payload, counted: true)
+        for chunk in chunks.dropLast() where !chunk.isEmpty { output.append(Chunk(bytes: chunk, counted: true)) }
+        send(last, counted: true)
     }
 
     /// Starts the close handshake with `code`; before the connection opened, just closes it.
@@ -269,6 +281,7 @@ final class WebSocketChannel: EventLoopHandler, @unchecked Sendable {
             switch result {
             case .transferred(let count):
                 lastReceived = .now
+                counters?.bytesReceived.add(count, ordering: .relaxed)
                 // Once this side is only waiting for the peer to close, what arrives is discarded unread.
                 guard !shutDownAfterFlush else { continue }
                 input.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
@@ -380,6 +393,12 @@ final class WebSocketChannel: EventLoopHandler, @unchecked Sendable {
         inputStart = headEnd
         switch role {
         case .server:
+            if let target = WebSocketHandshake.plainGetTarget(request: head),
+                let response = delegate?.channelPlainHTTPResponse(self, target: target)
+            {
+                respondAndClose(response, reason: "a plain HTTP request for \(target)")
+                return
+            }
             var decision = WebSocketHandshake.answer(request: head)
             if case .accept = decision, delegate?.channelShouldOpen(self) == false {
                 decision = .refuse(
@@ -391,13 +410,7 @@ final class WebSocketChannel: EventLoopHandler, @unchecked Sendable {
                 send(response, counted: false)
                 open()
             case .refuse(let response, let reason):
-                send(response, counted: false)
-                end = .handshakeFailed(reason)
-                shutDownAfterFlush = true
-                readPaused = true
-                armCloseTimer()
-                updateInterest()
-                flush()
+                respondAndClose(response, reason: reason)
             }
         case .client(let key, _):
             if let refusal = WebSocketHandshake.refusal(ofResponse: head, key: key) {
@@ -406,6 +419,17 @@ final class WebSocketChannel: EventLoopHandler, @unchecked Sendable {
                 open()
             }
         }
+    }
+
+    /// Server: sends `response` to the handshake request and closes the connection once it is written.
+    private func respondAndClose(_ response: [UInt8], reason: String) {
+        send(response, counted: false)
+        end = .handshakeFailed(reason)
+        shutDownAfterFlush = true
+        readPaused = true
+        armCloseTimer()
+        updateInterest()
+        flush()
     }
 
     private func refuseHandshake(_ status: Int, _ text: String) {
@@ -451,6 +475,7 @@ final class WebSocketChannel: EventLoopHandler, @unchecked Sendable {
             switch result {
             case .transferred(let count):
                 outputOffset += count
+                counters?.bytesSent.add(count, ordering: .relaxed)
                 if chunk.counted { written += count }
                 if outputOffset == chunk.bytes.count {
                     if !chunk.counted { uncountedQueued -= chunk.bytes.count }

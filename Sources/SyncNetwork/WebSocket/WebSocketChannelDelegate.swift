@@ -3,6 +3,9 @@ protocol WebSocketChannelDelegate: AnyObject {
     /// Server: a valid upgrade request arrived. Returns whether to answer `101` (open) or `503` (full or
     /// stopping: the client is refused before the upgrade). Default: `true`.
     func channelShouldOpen(_ channel: WebSocketChannel) -> Bool
+    /// Server: a plain HTTP `GET` for `target` arrived instead of an upgrade. Returns the whole response
+    /// to send before closing, or `nil` to refuse it like any bad upgrade request. Default: `nil`.
+    func channelPlainHTTPResponse(_ channel: WebSocketChannel, target: String) -> [UInt8]?
     /// The opening handshake completed: messages flow.
     func channelOpened(_ channel: WebSocketChannel)
     /// A complete binary message. Returns `false` when the owner holds too much unread: the channel stops
@@ -16,4 +19,5 @@ protocol WebSocketChannelDelegate: AnyObject {
 
 extension WebSocketChannelDelegate {
     func channelShouldOpen(_ channel: WebSocketChannel) -> Bool { true }
+    func channelPlainHTTPResponse(_ channel: WebSocketChannel, target: String) -> [UInt8]? { nil }
 }

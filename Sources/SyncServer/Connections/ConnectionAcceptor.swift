@@ -17,11 +17,14 @@ final class ConnectionAcceptor: SyncConnectionAcceptor {
     func accept(_ connection: any SyncServerConnection) -> Bool {
         registry.admit(connection) { handle in
             Task { [core, registry] in
-                for await message in handle.incoming {
-                    if handle.isClosed { break }
-                    await core.handle(message, from: handle)
+                // Log events of this connection's work carry its id and peer (`ConnectionLogContext`).
+                await ConnectionLogContext.$current.withValue(ConnectionLogContext(id: handle.id, peer: handle.peer)) {
+                    for await message in handle.incoming {
+                        if handle.isClosed { break }
+                        await core.handle(message, from: handle)
+                    }
+                    await core.connectionEnded(handle)
                 }
-                await core.connectionEnded(handle)
                 registry.remove(handle.id)
             }
         }

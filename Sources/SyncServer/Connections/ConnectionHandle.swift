@@ -7,11 +7,14 @@ final class ConnectionHandle: Sendable {
     /// Unique within a server, from 1.
     let id: UInt64
     private let transport: any SyncServerConnection
+    /// The client's address, for a network connection.
+    let peer: String?
     private let closedByServer = Atomic<Bool>(false)
 
     init(id: UInt64, transport: any SyncServerConnection) {
         self.id = id
         self.transport = transport
+        peer = (transport as? any PeerAddressed)?.peerAddress
     }
 
     /// The client's messages, in order.

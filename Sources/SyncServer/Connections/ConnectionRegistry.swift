@@ -1,5 +1,6 @@
 import SyncStreams
 import SyncWire
+import Synchronization
 
 /// The server's open connections and the tasks serving them; decides whether a new connection is taken.
 final class ConnectionRegistry: Sendable {
@@ -16,9 +17,14 @@ final class ConnectionRegistry: Sendable {
 
     private let state = Locked(State())
     private let maximumConnections: Int
+    /// Counts admissions and refusals (by reason), when given.
+    private let metrics: ServerMetrics?
 
     /// A registry that admits at most `maximumConnections` connections at once.
-    init(maximumConnections: Int = .max) { self.maximumConnections = maximumConnections }
+    init(maximumConnections: Int = .max, metrics: ServerMetrics? = nil) {
+        self.maximumConnections = maximumConnections
+        self.metrics = metrics
+    }
 
     /// Registers `transport` and starts `serve` for it, or returns `false` once stopped or when
     /// `maximumConnections` are open.
@@ -30,7 +36,15 @@ final class ConnectionRegistry: Sendable {
         serve: (ConnectionHandle) -> Task<Void, Never>
     ) -> Bool {
         state.withLock { state in
-            guard !state.isStopped, state.entries.count < maximumConnections else { return false }
+            guard !state.isStopped else {
+                metrics?.refusedStopping.add(1, ordering: .relaxed)
+                return false
+            }
+            guard state.entries.count < maximumConnections else {
+                metrics?.refusedConnectionLimit.add(1, ordering: .relaxed)
+                return false
+            }
+            metrics?.connectionsAccepted.add(1, ordering: .relaxed)
             let handle = ConnectionHandle(id: state.nextID, transport: transport)
             state.nextID += 1
             state.entries[handle.id] = Entry(handle: handle, task: serve(handle))
@@ -46,6 +60,11 @@ final class ConnectionRegistry: Sendable {
     /// Connections not closed by the server and still being served.
     var openCount: Int {
         state.withLock { state in state.entries.values.count { !$0.handle.isClosed } }
+    }
+
+    /// Refuses later connections and leaves the open ones open (draining before a stop).
+    func refuseNew() {
+        state.withLock { $0.isStopped = true }
     }
 
     /// Closes every registered connection; keeps accepting.

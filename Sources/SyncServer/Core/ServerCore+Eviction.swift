@@ -1,3 +1,5 @@
+import Synchronization
+
 /// Evicting idle partitions, so that a server that has served many partitions holds memory and open
 /// files only for those in use and a few recently used.
 ///
@@ -32,6 +34,7 @@ extension ServerCore {
         guard partition.isIdle, partitions[name] === partition, !evictingPartitions.contains(name) else { return }
         guard partition.isLoaded else {
             partitions.removeValue(forKey: name)
+            metrics.partitionsLoaded.store(partitions.count, ordering: .relaxed)
             idlePartitions.remove(name)
             return
         }

@@ -1,5 +1,6 @@
 import SyncStorage
 import SyncWire
+import Synchronization
 
 /// The server's sync logic: connections' protocol state, the partitions they sync, and the pumps that
 /// send each bound session its entries.
@@ -20,6 +21,10 @@ actor ServerCore {
     static let category = "sync.server"
     /// Set when the server has a maximum offline time (see `ServerCore+ClientReset`).
     let clientFileTracking: ClientFileTracking?
+    /// What the server counts for `/metrics`.
+    let metrics: ServerMetrics
+    /// Who may connect: the configuration's, until `replaceAuthentication` (a reloaded keys file).
+    private var authentication: SyncServer.Authentication
 
     /// Every partition loaded or in use; idle ones are evicted beyond a maximum (`ServerCore+Eviction`).
     var partitions: [String: Partition] = [:]
@@ -42,7 +47,9 @@ actor ServerCore {
     /// How long clients are told to wait when a limit of the server is reached.
     static let retryAfterBusy: UInt32 = 5000
 
-    init(configuration: SyncServer.Configuration) {
+    init(configuration: SyncServer.Configuration, metrics: ServerMetrics) {
+        self.metrics = metrics
+        authentication = configuration.authentication
         store = configuration.store
         self.configuration = configuration
         logger = SyncLogger(level: configuration.logLevel, sink: configuration.logger)
@@ -88,6 +95,12 @@ actor ServerCore {
         }
     }
 
+    /// Replaces who may connect from the next `hello` on; connections already authenticated keep their
+    /// access.
+    func replaceAuthentication(_ authentication: SyncServer.Authentication) {
+        self.authentication = authentication
+    }
+
     /// Forgets a connection whose messages ended, unbinding its sessions.
     func connectionEnded(_ handle: ConnectionHandle) {
         guard let connection = connections.removeValue(forKey: handle.id) else { return }
@@ -119,7 +132,7 @@ actor ServerCore {
                 connection, .authenticationFailed,
                 "the API key is longer than \(configuration.maximumCredentialBytes) bytes")
         }
-        guard let access = configuration.authentication.access(for: hello.credential) else {
+        guard let access = authentication.access(for: hello.credential) else {
             return fail(connection, .authenticationFailed, "the credential was refused")
         }
         connection.owner = hello.credential.ownerIdentity
@@ -197,6 +210,7 @@ actor ServerCore {
         )
         connection.sessions[sessionID] = session
         partition.subscribers[session.key] = session
+        metrics.sessionsBound.add(1, ordering: .relaxed)
         logger.log(
             .detail, Self.category,
             "connection \(connection.handle.id) bound session \(sessionID) to \(bind.partition.escapedForLog) from version "
@@ -233,6 +247,8 @@ actor ServerCore {
         switch await storeUpload(upload.changesets, of: session, owner: connection.owner) {
         case .stored(let changesets):
             stored = changesets
+            metrics.uploads.add(1, ordering: .relaxed)
+            metrics.changesetsUploaded.add(changesets.count, ordering: .relaxed)
         case .nothingFresh:
             return
         case .skippedVersion(let message, let details):
@@ -341,6 +357,7 @@ actor ServerCore {
             retryAfterMilliseconds: retryAfterMilliseconds,
             clientReset: clientReset
         )
+        if code == .clientResetRequired { metrics.clientResets.add(1, ordering: .relaxed) }
         handle.send(.error(error))
     }
 
@@ -365,6 +382,7 @@ actor ServerCore {
     }
 
     private func end(_ session: BoundSession) {
+        if session.isBound { metrics.sessionsBound.subtract(1, ordering: .relaxed) }
         session.isBound = false
         session.marks = []
         session.partition.subscribers.removeValue(forKey: session.key)
@@ -383,7 +401,9 @@ actor ServerCore {
     func startPump(_ session: BoundSession) {
         guard session.isBound, !session.isPumping else { return }
         session.isPumping = true
-        Task { await self.pump(session) }
+        // The pump logs as its own connection's work, whoever's message started it.
+        let context = ConnectionLogContext(id: session.connection.id, peer: session.connection.peer)
+        Task { await ConnectionLogContext.$current.withValue(context) { await self.pump(session) } }
     }
 
     /// Sends `session` its entries from its cursor to the partition's latest version, one message at a
@@ -549,6 +569,7 @@ actor ServerCore {
         if let partition = partitions[name] { return partition }
         let partition = Partition(name: name)
         partitions[name] = partition
+        metrics.partitionsLoaded.store(partitions.count, ordering: .relaxed)
         return partition
     }
 

@@ -52,6 +52,8 @@ public final class FilePartitionStore: PartitionStore {
     private let logger: SyncLogger
     /// The system calls of the partitions' logs and of directory creation.
     private let fileSystem: any FileSystem
+    /// How long each fsync (of a log, or of a directory) took: the server's metrics show it.
+    package let syncLatency = LatencyHistogram()
 
     /// The category of the store's log events.
     static let logCategory = "sync.server.storage"
@@ -80,7 +82,7 @@ public final class FilePartitionStore: PartitionStore {
     ) throws(FilePartitionStoreError) {
         self.directory = directory
         self.logger = SyncLogger(level: logLevel, sink: logger)
-        self.fileSystem = fileSystem
+        self.fileSystem = TimedFileSystem(base: fileSystem, syncLatency: syncLatency)
         // Like `mkdir -p`: every missing parent too, each fsynced into its parent.
         if let (path, code) = DurableRename.createDirectories(directory, fileSystem: fileSystem) {
             throw .cannotOpen(path: path, errno: code)

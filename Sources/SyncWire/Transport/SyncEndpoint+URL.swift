@@ -9,10 +9,13 @@ extension SyncEndpoint {
     /// `/` is allowed; anything else after the authority is refused, as are credentials in the URL. The
     /// host is not resolved here (connecting does that).
     ///
+    /// `wss://` is refused with `.tlsRequiresSyncNIO`: this package's transport speaks no TLS.
+    ///
     /// - Throws: `SyncEndpointURLError` saying what is wrong.
     public init(url text: String) throws(SyncEndpointURLError) {
         guard let separator = text.range(of: "://") else { throw .missingScheme(text) }
         let scheme = text[..<separator.lowerBound].lowercased()
+        guard scheme != "wss" else { throw .tlsRequiresSyncNIO(text) }
         guard scheme == "ws" else { throw .unsupportedScheme(scheme) }
         let afterScheme = text[separator.upperBound...]
         let authorityEnd = afterScheme.firstIndex { "/?#".contains($0) } ?? afterScheme.endIndex

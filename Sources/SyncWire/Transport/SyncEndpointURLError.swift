@@ -2,8 +2,12 @@
 public enum SyncEndpointURLError: Error, Sendable, Hashable, CustomStringConvertible {
     /// No `scheme://` at the start.
     case missingScheme(String)
-    /// A scheme other than `ws` (`wss`: TLS is not spoken here; see docs/Server.md for a TLS proxy).
+    /// A scheme other than `ws` or `wss`.
     case unsupportedScheme(String)
+    /// A `wss://` URL (the whole text): the root package's `WebSocketTransport` speaks no TLS, on any
+    /// platform. Connect with the `SyncNIO` transport (`Integrations/SyncNIO`), which speaks `wss://`, or
+    /// with `ws://` to the plain side of a TLS proxy (docs/Server.md).
+    case tlsRequiresSyncNIO(String)
     /// Nothing between `ws://` and the port.
     case missingHost
     /// A host with characters no host name or IPv4 address has (spaces, `%`, …), or brackets around
@@ -25,8 +29,9 @@ public enum SyncEndpointURLError: Error, Sendable, Hashable, CustomStringConvert
     public var description: String {
         switch self {
         case .missingScheme(let text): "\(text) is not a ws:// URL (expected ws://host:port)"
-        case .unsupportedScheme("wss"):
-            "wss:// (TLS) is not supported: connect with ws:// to a TLS proxy's plain side, or use ws://"
+        case .tlsRequiresSyncNIO(let url):
+            "\(url): wss:// (TLS) needs the SyncNIO transport (Integrations/SyncNIO); the built-in WebSocketTransport "
+                + "speaks ws:// only (or connect with ws:// to a TLS proxy's plain side)"
         case .unsupportedScheme(let scheme): "the scheme \(scheme):// is not supported (expected ws://host:port)"
         case .missingHost: "the URL names no host (expected ws://host:port)"
         case .invalidHost(let host): "\(host) is not a host name or an IP address"

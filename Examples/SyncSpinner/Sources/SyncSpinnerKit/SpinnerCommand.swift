@@ -34,6 +34,9 @@ public enum SpinnerCommand {
             print(SpinnerOptions.usage)
             return Status.synced.rawValue
         }
+        if options.watchServer, let server = options.server {
+            return await ServerWatch.run(server, interval: options.watchInterval, count: options.watchCount)
+        }
         return await SpinnerRun(options: options).run().rawValue
     }
 }

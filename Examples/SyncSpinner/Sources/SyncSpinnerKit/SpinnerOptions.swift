@@ -21,6 +21,12 @@ public struct SpinnerOptions: Sendable, Equatable {
     public var apiKey: String?
     /// How much the engine logs to standard error.
     public var logLevel: SyncLogLevel = .warn
+    /// `--watch-server`: print the server's metrics line by line instead of running a workload.
+    public var watchServer = false
+    /// Seconds between two readings of the server's metrics.
+    public var watchInterval = 1.0
+    /// How many readings to print (`nil`: until interrupted).
+    public var watchCount: Int?
     /// `--help` was given.
     public var showHelp = false
 
@@ -31,6 +37,8 @@ public struct SpinnerOptions: Sendable, Equatable {
             && lhs.offlineSeconds == rhs.offlineSeconds && lhs.timeoutSeconds == rhs.timeoutSeconds
             && lhs.keep == rhs.keep && lhs.server == rhs.server
             && lhs.apiKey == rhs.apiKey && lhs.logLevel == rhs.logLevel && lhs.showHelp == rhs.showHelp
+            && lhs.watchServer == rhs.watchServer && lhs.watchInterval == rhs.watchInterval
+            && lhs.watchCount == rhs.watchCount
     }
 
     /// Why a command line was refused: printed with the usage, exit status 64.
@@ -56,6 +64,11 @@ public struct SpinnerOptions: Sendable, Equatable {
                                 (default: an embedded server)
           --api-key KEY         log in with this API key (default: anonymous)
           --log-level LEVEL     off, fatal, error, warn, info, detail, debug or trace (default: warn)
+          --watch-server        with --server: print the server's metrics (its /metrics page) as one
+                                line per reading instead of running a workload (default: off)
+          --watch-interval SECONDS
+                                seconds between readings (default: 1)
+          --watch-count N       stop after N readings (default: until Ctrl-C)
           --help                show this help
 
         exit status: 0 when the reader holds exactly what the writer wrote; 1 on a sync failure or
@@ -106,11 +119,20 @@ public struct SpinnerOptions: Sendable, Equatable {
                         message: "--log-level must be one of off, fatal, error, warn, info, detail, debug, trace")
                 }
                 options.logLevel = level
+            case "--watch-server":
+                options.watchServer = true
+            case "--watch-interval":
+                options.watchInterval = try seconds(try value(for: argument), argument, allowZero: false)
+            case "--watch-count":
+                options.watchCount = try integer(try value(for: argument), argument, in: 1...1_000_000)
             case "--help", "-h":
                 options.showHelp = true
             default:
                 throw UsageError(message: "unknown option \(argument)")
             }
+        }
+        if options.watchServer && options.server == nil {
+            throw UsageError(message: "--watch-server needs --server ws://host:port")
         }
         guard options.totalBytes >= options.changesets else {
             throw UsageError(message: "--size must be at least one byte per changeset (\(options.changesets))")

@@ -1,0 +1,297 @@
+import Foundation
+import SyncServer
+import SyncWire
+import TestSupport
+import Testing
+
+@testable import SyncEngine
+
+/// `sync-server`'s operator features as a real subprocess: limit flags, SIGHUP reloading the keys file,
+/// draining on stop, and JSON logs.
+@Suite(.timeLimit(.minutes(5))) struct SyncServerOperationsTests {
+    @Test(
+        "a limit flag out of its range, or not a number or duration, exits 64 naming the flag and its range",
+        arguments: [
+            ("--max-connections", "0", "1…1000000"), ("--max-connections", "1000001", "1…1000000"),
+            ("--max-connections", "many", "1…1000000"),
+            ("--max-sessions-per-connection", "0", "1…100000"),
+            ("--max-sessions-per-connection", "100001", "1…100000"),
+            ("--max-partitions", "0", "1…10000000"), ("--max-partitions", "-5", "1…10000000"),
+            ("--max-idle-partitions", "-1", "0…1000000"), ("--max-idle-partitions", "1000001", "0…1000000"),
+            ("--idle-timeout", "9s", "10s…86400s"), ("--idle-timeout", "2d", "10s…86400s"),
+            ("--idle-timeout", "300", "10s…86400s"),
+            ("--handshake-timeout", "0s", "1s…300s"), ("--handshake-timeout", "6m", "1s…300s"),
+            ("--drain-timeout", "2h", "1s…3600s"), ("--drain-timeout", "soon", "1s…3600s"),
+        ])
+    func limitOutOfRange(flag: String, value: String, range: String) async throws {
+        let server = try ChildProcess(syncServer: ["--port", "0", "--data", "/tmp/unused-\(UUID())", flag, value])
+        #expect(try await server.waitForExit() == 64)
+        #expect(server.stderr.contains("\(flag) must be"), "\(server.stderr)")
+        #expect(server.stderr.contains(range), "\(server.stderr)")
+        #expect(server.stderr.contains("not \(value)"), "\(server.stderr)")
+        #expect(server.stdout.isEmpty)
+    }
+
+    @Test(
+        "a bad --log-format or --metrics-port exits 64",
+        arguments: [
+            ["--log-format", "xml"], ["--metrics-port", "65536"], ["--metrics-port", "-1"],
+        ])
+    func badFormatOrPort(arguments: [String]) async throws {
+        let server = try ChildProcess(syncServer: ["--port", "0", "--data", "/tmp/unused-\(UUID())"] + arguments)
+        #expect(try await server.waitForExit() == 64)
+        #expect(server.stderr.contains("usage: sync-server"))
+    }
+
+    @Test("every limit flag at the ends of its range is accepted and the server serves")
+    func limitsAtTheirEnds() async throws {
+        for arguments in [
+            [
+                "--max-connections", "1", "--max-sessions-per-connection", "1", "--max-partitions", "1",
+                "--max-idle-partitions", "0", "--idle-timeout", "10s", "--handshake-timeout", "1s",
+                "--drain-timeout", "1s",
+            ],
+            [
+                "--max-connections", "1000000", "--max-sessions-per-connection", "100000", "--max-partitions",
+                "10000000", "--max-idle-partitions", "1000000", "--idle-timeout", "1d", "--handshake-timeout", "5m",
+                "--drain-timeout", "1h",
+            ],
+        ] {
+            let data = TemporaryDirectory()
+            defer { data.remove() }
+            let server = try ChildProcess(syncServer: ["--port", "0", "--data", data.url.path] + arguments)
+            let client = WireClient(.webSocket(host: "127.0.0.1", port: try await server.port()))
+            try await client.welcome()
+            client.connection.close()
+            #expect(try await server.stop(SIGTERM) == 0, "\(arguments): \(server.stderr)")
+        }
+    }
+
+    @Test("--max-sessions-per-connection 1: a second bind on the connection gets serverBusy")
+    func sessionsPerConnection() async throws {
+        let data = TemporaryDirectory()
+        defer { data.remove() }
+        let server = try ChildProcess(syncServer: [
+            "--port", "0", "--data", data.url.path, "--max-sessions-per-connection", "1",
+        ])
+        let client = WireClient(.webSocket(host: "127.0.0.1", port: try await server.port()))
+        try await client.welcome()
+        client.send(.bind(Bind(sessionID: 1, partition: "p", clientFileID: 1, downloadedVersion: 0)))
+        guard case .download = try await client.nextMessage() else {
+            Issue.record("expected the first download")
+            return
+        }
+        client.send(.bind(Bind(sessionID: 2, partition: "q", clientFileID: 1, downloadedVersion: 0)))
+        guard case .error(let busy) = try await client.nextMessage() else {
+            Issue.record("expected serverBusy")
+            return
+        }
+        #expect(busy.code == .serverBusy)
+        #expect(try await server.stop(SIGTERM) == 0)
+    }
+
+    @Test(
+        "--handshake-timeout: a silent connection to a server with 1s is dropped while one to a server with 300s stays open"
+    )
+    func handshakeTimeout() async throws {
+        let (dataShort, dataLong) = (TemporaryDirectory(), TemporaryDirectory())
+        defer {
+            dataShort.remove()
+            dataLong.remove()
+        }
+        let short = try ChildProcess(syncServer: [
+            "--port", "0", "--data", dataShort.url.path, "--handshake-timeout", "1s",
+        ])
+        let long = try ChildProcess(syncServer: [
+            "--port", "0", "--data", dataLong.url.path, "--handshake-timeout", "300s",
+        ])
+        let (shortPort, longPort) = (try await short.port(), try await long.port())
+        // TCP connections that never send their upgrade request: curl's telnet mode sends nothing (stdin is
+        // /dev/null) and exits when the server closes. The order of events is the claim, not a duration.
+        func silent(_ port: Int) throws -> ChildProcess {
+            try ChildProcess(
+                URL(fileURLWithPath: "/usr/bin/env"),
+                ["curl", "-sS", "--max-time", "250", "telnet://127.0.0.1:\(port)"])
+        }
+        let longSilent = try silent(longPort)
+        let shortSilent = try silent(shortPort)
+        #expect(try await shortSilent.waitForExit() == 0, "\(shortSilent.stderr)")
+        #expect(!longSilent.hasExited, "the 300s server dropped its silent connection too")
+        let samples = try await HTTPAnswer.get("http://127.0.0.1:\(shortPort)/metrics").samples
+        #expect(samples["sync_connections_refused_total{reason=\"bad_handshake\"}"] == 1)
+        #expect(try await short.stop(SIGTERM) == 0)
+        #expect(try await long.stop(SIGTERM) == 0)
+        _ = try await longSilent.waitForExit()
+    }
+
+    @Test(
+        "--idle-timeout: a silent client of a server with 10s is dropped while one of a server with 1d still gets its pong"
+    )
+    func idleTimeout() async throws {
+        let (dataShort, dataLong) = (TemporaryDirectory(), TemporaryDirectory())
+        defer {
+            dataShort.remove()
+            dataLong.remove()
+        }
+        let short = try ChildProcess(syncServer: ["--port", "0", "--data", dataShort.url.path, "--idle-timeout", "10s"])
+        let long = try ChildProcess(syncServer: ["--port", "0", "--data", dataLong.url.path, "--idle-timeout", "1d"])
+        let longClient = WireClient(.webSocket(host: "127.0.0.1", port: try await long.port()))
+        try await longClient.welcome()
+        let shortClient = WireClient(.webSocket(host: "127.0.0.1", port: try await short.port()))
+        try await shortClient.welcome()
+        // Neither client sends anything more (the bare transport does not ping).
+        guard case .closed = try await shortClient.next(limit: .seconds(60)) else {
+            Issue.record("the 10s server did not drop its silent client")
+            return
+        }
+        longClient.send(.ping(id: 7))
+        #expect(try await longClient.nextMessage() == .pong(id: 7))
+        #expect(try await short.stop(SIGTERM) == 0)
+        #expect(try await long.stop(SIGTERM) == 0)
+    }
+
+    private func keysFile(_ text: String, at url: URL) throws {
+        try Data(text.utf8).write(to: url)
+    }
+
+    private func hello(_ port: Int, key: String) async throws -> ServerMessage {
+        let client = WireClient(.webSocket(host: "127.0.0.1", port: port))
+        guard try await client.next() == .opened else { throw WireClient.Unexpected(description: "not opened") }
+        client.send(.hello(Hello(credential: .apiKey(key))))
+        defer { client.connection.close() }
+        return try await client.nextMessage()
+    }
+
+    @Test(
+        "SIGHUP reloads the keys file: a new key is welcomed; a malformed file keeps the keys in use and logs an error")
+    func reloadKeys() async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let keys = directory.url.appendingPathComponent("keys")
+        try keysFile("old p\n", at: keys)
+        let server = try ChildProcess(syncServer: [
+            "--port", "0", "--data", directory.url.appendingPathComponent("data").path, "--api-keys", keys.path,
+            "--log-level", "info",
+        ])
+        let port = try await server.port()
+        let welcome = ServerMessage.welcome(protocolVersion: WireProtocol.version)
+        #expect(try await hello(port, key: "old") == welcome)
+        #expect(try await hello(port, key: "new") != welcome)
+
+        try keysFile("new p\n", at: keys)
+        kill(server.processIdentifier, SIGHUP)
+        try await waitUntil("the reload") { server.stderr.contains("reloaded 1 API keys") }
+        #expect(try await hello(port, key: "new") == welcome)
+        #expect(try await hello(port, key: "old") != welcome)
+
+        try keysFile("new p\nlonely\n", at: keys)
+        kill(server.processIdentifier, SIGHUP)
+        try await waitUntil("the reload's error") { server.stderr.contains("cannot reload the API keys file") }
+        #expect(server.stderr.contains("line 2"), "\(server.stderr)")
+        #expect(try await hello(port, key: "new") == welcome)
+        #expect(try await server.stop(SIGTERM) == 0)
+    }
+
+    @Test(
+        "--drain-timeout: on SIGTERM /healthz answers 503, new clients are refused, open ones carry on; the server exits once the last one leaves"
+    )
+    func drainUntilEmpty() async throws {
+        let data = TemporaryDirectory()
+        defer { data.remove() }
+        let server = try ChildProcess(syncServer: ["--port", "0", "--data", data.url.path, "--drain-timeout", "1h"])
+        let port = try await server.port()
+        let client = WireClient(.webSocket(host: "127.0.0.1", port: port))
+        try await client.welcome()
+        kill(server.processIdentifier, SIGTERM)
+        try await waitUntil("the drain") { server.stderr.contains("draining 1 connections") }
+        #expect(try await HTTPAnswer.get("http://127.0.0.1:\(port)/healthz").status == 503)
+        let late = WireClient(.webSocket(host: "127.0.0.1", port: port))
+        guard case .closed = try await late.next() else {
+            Issue.record("a new client was accepted while draining")
+            return
+        }
+        // The open client still syncs.
+        client.send(.bind(Bind(sessionID: 1, partition: "p", clientFileID: 1, downloadedVersion: 0)))
+        guard case .download = try await client.nextMessage() else {
+            Issue.record("the open client was not served while draining")
+            return
+        }
+        #expect(!server.hasExited)
+        client.connection.close()
+        // Exits long before the hour is up: the drain ended with the last connection.
+        #expect(try await server.waitForExit() == 0)
+        #expect(server.stderr.contains("drained: no connection left"), "\(server.stderr)")
+    }
+
+    @Test("--drain-timeout: a second SIGTERM ends the drain at once and the open client is closed with 1001")
+    func secondSignalStopsAtOnce() async throws {
+        let data = TemporaryDirectory()
+        defer { data.remove() }
+        let server = try ChildProcess(syncServer: ["--port", "0", "--data", data.url.path, "--drain-timeout", "1h"])
+        let client = WireClient(.webSocket(host: "127.0.0.1", port: try await server.port()))
+        try await client.welcome()
+        kill(server.processIdentifier, SIGTERM)
+        try await waitUntil("the drain") { server.stderr.contains("draining 1 connections") }
+        #expect(try await server.stop(SIGTERM) == 0)
+        #expect(server.stderr.contains("second signal"), "\(server.stderr)")
+        guard case .closed(.connectionLost(let reason)) = try await client.next() else {
+            Issue.record("the client was not closed")
+            return
+        }
+        #expect(reason.contains("1001"), "\(reason)")
+    }
+
+    @Test("--drain-timeout 1s with a client that stays: the drain times out and the server stops")
+    func drainTimesOut() async throws {
+        let data = TemporaryDirectory()
+        defer { data.remove() }
+        let server = try ChildProcess(syncServer: ["--port", "0", "--data", data.url.path, "--drain-timeout", "1s"])
+        let client = WireClient(.webSocket(host: "127.0.0.1", port: try await server.port()))
+        try await client.welcome()
+        #expect(try await server.stop(SIGTERM) == 0)
+        #expect(server.stderr.contains("drain timeout: closing 1 connections"), "\(server.stderr)")
+    }
+
+    @Test(
+        "--log-format json: every stderr line is a JSON object; a connection's lines carry its id and peer, escaped text survives"
+    )
+    func jsonLogs() async throws {
+        let data = TemporaryDirectory()
+        defer { data.remove() }
+        let server = try ChildProcess(syncServer: [
+            "--port", "0", "--data", data.url.path, "--log-format", "json", "--log-level", "debug",
+        ])
+        let client = WireClient(.webSocket(host: "127.0.0.1", port: try await server.port()))
+        try await client.welcome()
+        let name = "quote\" backslash\\ newline\n tab\t bell\u{7} é"
+        client.send(.bind(Bind(sessionID: 1, partition: name, clientFileID: 1, downloadedVersion: 0)))
+        guard case .download = try await client.nextMessage() else {
+            Issue.record("expected the first download")
+            return
+        }
+        client.send(.upload(Upload(sessionID: 1, changesets: [UploadChangeset(clientVersion: 1, data: [1])])))
+        guard case .download = try await client.nextMessage() else {
+            Issue.record("expected the acknowledgement")
+            return
+        }
+        #expect(try await server.stop(SIGTERM) == 0)
+        let lines = server.stderr.split(separator: "\n", omittingEmptySubsequences: true)
+        #expect(lines.count >= 3, "\(server.stderr)")
+        var connectionLines = 0
+        for line in lines {
+            let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+            let fields = try #require(object, "not a JSON object: \(line)")
+            #expect(fields["time"] is String && fields["level"] is String && fields["message"] is String, "\(line)")
+            #expect(fields.keys.contains("connection") && fields.keys.contains("peer"), "\(line)")
+            let message = fields["message"] as? String ?? ""
+            if message.contains("bound session 1") || message.contains("integrated versions") {
+                connectionLines += 1
+                #expect(fields["connection"] as? Int == 1, "\(line)")
+                let peer = fields["peer"] as? String ?? ""
+                #expect(peer.hasPrefix("127.0.0.1:") && Int(peer.dropFirst(10)) != nil, "\(line)")
+            }
+        }
+        #expect(connectionLines >= 2, "\(server.stderr)")
+        #expect(server.stderr.contains("SIGTERM"), "\(server.stderr)")
+    }
+}
