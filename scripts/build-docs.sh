@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# Builds the DocC documentation of SyncStreams and SyncEngine (and SyncTesting) with the toolchain's own
+# docc: `swift package dump-symbol-graph`, then `docc convert` of each module's catalog with its symbol
+# graphs. Warnings (a broken symbol link in a doc comment or an article, an unknown article) are errors.
+#
+#   scripts/build-docs.sh [OUTPUT_DIR]     # default .build/docs; one MODULE.doccarchive per module
+#
+# No package dependency (no swift-docc-plugin): docc ships with the Swift toolchain beside `swift`.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+output="${1:-.build/docs}"
+swift_bin="$(dirname "$(readlink -f "$(command -v swift)")")"
+docc="${DOCC:-$swift_bin/docc}"
+if [ ! -x "$docc" ]; then
+    docc="$(command -v docc || true)"
+fi
+if [ -z "$docc" ] || [ ! -x "$docc" ]; then
+    echo "error: docc not found beside swift ($swift_bin) or on PATH; set DOCC" >&2
+    exit 1
+fi
+
+# The symbol graphs of every module (public symbols), into the build directory; the last line of its
+# output names the directory.
+dump_log="$(mktemp)"
+trap 'rm -f "$dump_log"' EXIT
+swift package dump-symbol-graph --skip-synthesized-members 2>&1 | tee "$dump_log" | tail -n 5
+graphs="$(sed -n 's/^Files written to //p' "$dump_log" | tail -n 1)"
+if [ -z "$graphs" ] || [ ! -d "$graphs" ]; then
+    echo "error: could not find the symbol graph directory in the output of dump-symbol-graph" >&2
+    exit 1
+fi
+
+# docc's --warnings-as-errors when it has the flag; and in any case a "warning:" line fails the build.
+strict=()
+if "$docc" convert --help 2>&1 | grep -q -- '--warnings-as-errors'; then strict=(--warnings-as-errors); fi
+
+mkdir -p "$output"
+status=0
+for module in SyncStreams SyncEngine SyncTesting; do
+    catalog="Sources/$module/$module.docc"
+    [ -d "$catalog" ] || continue
+    # Only this module's graphs (MODULE.symbols.json and its extension graphs MODULE@Other.symbols.json).
+    module_graphs="$(mktemp -d)"
+    cp "$graphs/$module.symbols.json" "$module_graphs/"
+    for extension in "$graphs/$module@"*.symbols.json; do
+        [ -e "$extension" ] && cp "$extension" "$module_graphs/"
+    done
+    log="$(mktemp)"
+    echo "==> docc convert $catalog"
+    if ! "$docc" convert "$catalog" \
+        --additional-symbol-graph-dir "$module_graphs" \
+        --fallback-display-name "$module" --fallback-bundle-identifier "org.syncstreams.$module" \
+        --output-path "$output/$module.doccarchive" "${strict[@]}" >"$log" 2>&1; then
+        status=1
+    fi
+    cat "$log"
+    if grep -q "warning:" "$log"; then
+        echo "error: docc reported warnings for $module (warnings are errors)" >&2
+        status=1
+    fi
+    rm -rf "$module_graphs" "$log"
+done
+if [ "$status" -ne 0 ]; then
+    echo "error: the documentation build failed" >&2
+    exit 1
+fi
+echo "Documentation archives in $output"
