@@ -1,4 +1,5 @@
 import SyncServer
+import SyncStreams
 
 /// The simulator's server store: an `InMemoryPartitionStore` (so the data outlives a server taken down
 /// and brought back) whose logs' identities the simulator can replace, which makes the server refuse the
@@ -8,27 +9,38 @@ actor SimulatorStore: PartitionStore {
     private let logs = InMemoryPartitionStore()
     private var historyIDs: [String: UInt64] = [:]
     private let random: SharedRandom
+    private let counter = Locked(0)
 
     init(random: SharedRandom) { self.random = random }
 
+    /// How many calls the server made so far: the simulator's `settle()` waits for it to stand still.
+    nonisolated var operations: Int { counter.withLock { $0 } }
+
+    private func count() { counter.withLock { $0 += 1 } }
+
     func summaries(of partition: String) async throws -> [StoredChangesetSummary] {
-        await logs.summaries(of: partition)
+        count()
+        return await logs.summaries(of: partition)
     }
 
     func read(_ versions: ClosedRange<UInt64>, of partition: String) async throws -> [StoredChangeset] {
-        await logs.read(versions, of: partition)
+        count()
+        return await logs.read(versions, of: partition)
     }
 
     func append(_ changesets: [StoredChangeset], to partition: String) async throws {
+        count()
         await logs.append(changesets, to: partition)
     }
 
     func clientFileRecords(of partition: String) async throws -> [ClientFileRecord] {
-        await logs.clientFileRecords(of: partition)
+        count()
+        return try await logs.clientFileRecords(of: partition)
     }
 
     func appendClientFileRecords(_ records: [ClientFileRecord], to partition: String) async throws {
-        await logs.appendClientFileRecords(records, to: partition)
+        count()
+        try await logs.appendClientFileRecords(records, to: partition)
     }
 
     /// A seeded identity per partition, kept until `replaceHistory(of:)`.

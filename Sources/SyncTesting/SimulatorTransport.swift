@@ -55,8 +55,13 @@ final class SimulatorTransport: SyncTransport {
         set { state.withLock { $0.conditions = newValue } }
     }
 
-    /// How many messages passed (delivered or dropped) so far: the simulator waits for it to stand still.
+    /// How many messages were sent, delivered or dropped so far: the simulator waits for it to stand still.
     var messageCount: Int { state.withLock { $0.messages } }
+
+    /// Counts a message handed on to its receiver.
+    fileprivate func delivered(_ count: Int) {
+        if count > 0 { state.withLock { $0.messages += count } }
+    }
 
     /// How many connections were cut (by `dropAll` or by flakiness).
     var dropCount: Int { state.withLock { $0.drops } }
@@ -178,7 +183,10 @@ final class SimulatorConnection: SyncClientConnection {
     /// executor for the next one. Delivery happens under the lock (it only queues: the in-memory
     /// transport's `send` and the stream's `yield` call nobody), which keeps each direction in order.
     func pump() {
+        let transport = transport
         let stalledUntil = transport?.conditions.stalledUntil
+        var delivered = 0
+        defer { transport?.delivered(delivered) }
         let wake = state.withLock { state -> StreamInstant? in
             guard !state.ended else { return nil }
             let now = executor.now
@@ -189,6 +197,7 @@ final class SimulatorConnection: SyncClientConnection {
                 while let first = state.toServer.first, first.due <= now {
                     state.toServer.removeFirst()
                     state.inner?.send(first.message)
+                    delivered += 1
                 }
                 while let first = state.toClient.first, first.due <= now {
                     state.toClient.removeFirst()
@@ -201,6 +210,7 @@ final class SimulatorConnection: SyncClientConnection {
                         return nil
                     }
                     continuation.yield(first.event)
+                    delivered += 1
                 }
                 next = [state.toServer.first?.due, state.toClient.first?.due].compactMap { $0 }.min()
             }

@@ -1,5 +1,5 @@
-@_exported import SyncEngine
 import Foundation
+@_exported import SyncEngine
 import SyncServer
 
 /// An in-process sync server, a controllable network and a virtual clock, for testing an app's sync
@@ -8,7 +8,7 @@ import SyncServer
 /// Apps made with ``makeApp(clientResetMode:configure:)`` reach the simulator's server through the
 /// simulator's network, and run every engine timer (reconnect backoff, keepalive, connect timeout) on
 /// its ``executor``, a `TestExecutor`: nothing time-based happens until the test moves the clock with
-/// ``advance(by:)`` or ``run(until:timeout:)``. The test then breaks things on purpose:
+/// ``advance(by:)`` or ``run(until:timeout:realTimeLimit:)``. The test then breaks things on purpose:
 ///
 /// - ``dropConnections()``: every connection is lost now;
 /// - ``delay(by:)`` / ``stall(for:)``: messages arrive later, or not at all for a while (then in order);
@@ -33,7 +33,7 @@ import SyncServer
 /// **What is deterministic.** The clock moves only when the test says so, and the seed decides every
 /// random choice (flaky faults, the engines' reconnect jitter, the server's log identities). The engine's
 /// and server's own work (actors, tasks) runs in real time between clock moves: the simulator lets it
-/// settle — until no message has moved for a while — before it moves the clock again. So each timer
+/// settle — until nothing visible moved for a while — before it moves the clock again. So each timer
 /// fires at its exact virtual time and an event that depends only on the clock (a reconnect after the
 /// backoff) happens at the same virtual time in every run; with ``Flakiness``, which message a random
 /// fault hits can differ between runs when messages race each other.
@@ -59,7 +59,7 @@ public final class SyncSimulator: Sendable {
         public static let none = Flakiness()
     }
 
-    /// Why ``SyncSimulator/run(until:timeout:)`` gave up.
+    /// Why ``SyncSimulator/run(until:timeout:realTimeLimit:)`` gave up.
     public struct TimeoutError: Error, Sendable, CustomStringConvertible {
         /// The virtual time that passed.
         public let virtualTime: Duration
@@ -83,7 +83,7 @@ public final class SyncSimulator: Sendable {
     /// The seed every random choice comes from.
     public let seed: UInt64
     /// The virtual clock every app's timers run on. Advance it with ``advance(by:)`` or
-    /// ``run(until:timeout:)``, which also let the engine's work settle.
+    /// ``run(until:timeout:realTimeLimit:)``, which also let the engine's work settle.
     public let executor: TestExecutor
     /// Where the apps' local stores live (deleted by ``close()``).
     public let directory: URL
@@ -94,7 +94,7 @@ public final class SyncSimulator: Sendable {
     private let state = Locked(State())
     private let serverConfiguration: SyncServer.Configuration
 
-    /// The server's wall clock at virtual time zero (the simulator's clock moves it).
+    /// The wall clock (the server's and the apps') at virtual time zero; the simulator's clock moves it.
     public static let startDate = Date(timeIntervalSince1970: 1_800_000_000)
 
     /// A simulator with its server running.
@@ -156,6 +156,8 @@ public final class SyncSimulator: Sendable {
             random: { [random] in random.unit() },
             logLevel: .off,
             clientResetMode: clientResetMode)
+        // The engine's status dates (`lastSyncedAt`, the next reconnect attempt) on the virtual clock too.
+        configuration.wallClock = { [executor] in Self.startDate + executor.now.sinceOrigin.timeInterval }
         configure(&configuration)
         let app = SyncApp(configuration: configuration)
         state.withLock { $0.apps.append(app) }
@@ -167,8 +169,9 @@ public final class SyncSimulator: Sendable {
     /// The virtual time since the simulator started.
     public var elapsed: Duration { executor.now.sinceOrigin }
 
-    /// The server's wall clock now: ``startDate`` plus the virtual time.
-    public var serverDate: Date { Self.startDate + elapsed.timeInterval }
+    /// The wall clock of the server and of every app now: ``startDate`` plus the virtual time. Status
+    /// dates (`SyncStatus.lastSyncedAt`, the next reconnect attempt of `OfflineReason`) come from it.
+    public var date: Date { Self.startDate + elapsed.timeInterval }
 
     /// Moves the virtual clock forward by `duration`, firing each timer due meanwhile at its time and
     /// letting what it started settle before the next one fires.
@@ -184,7 +187,8 @@ public final class SyncSimulator: Sendable {
     }
 
     /// Runs the simulation until `condition` holds: lets the engine's work settle, and while the
-    /// condition does not hold moves the virtual clock to the next timer (at most `step` at a time).
+    /// condition does not hold moves the virtual clock to the next timer (the only thing that can happen
+    /// once the work settled), firing it.
     ///
     /// - Parameters:
     ///   - timeout: the most virtual time to run; default 10 minutes (the longest reconnect backoff is 5).
@@ -192,10 +196,11 @@ public final class SyncSimulator: Sendable {
     ///     instead of hanging.
     /// - Throws: ``TimeoutError`` when either limit passes first.
     public func run(
-        until condition: @Sendable () -> Bool, timeout: Duration = .seconds(600), step: Duration = .seconds(1),
+        until condition: @Sendable () -> Bool, timeout: Duration = .seconds(600),
         realTimeLimit: Duration = .seconds(30)
     ) async throws(TimeoutError) {
         let start = executor.now
+        let end = start + max(timeout, .zero)
         let deadline = ContinuousClock.now + realTimeLimit
         while true {
             if condition() { return }
@@ -205,26 +210,45 @@ public final class SyncSimulator: Sendable {
             if ContinuousClock.now > deadline {
                 throw TimeoutError(virtualTime: elapsed, realTimeLimitReached: true)
             }
-            if elapsed >= timeout { throw TimeoutError(virtualTime: elapsed, realTimeLimitReached: false) }
-            let limit = executor.now + min(step, timeout - elapsed)
-            executor.advance(to: min(executor.nextDueTime ?? limit, limit))
+            if executor.now >= end { throw TimeoutError(virtualTime: elapsed, realTimeLimitReached: false) }
+            executor.advance(to: min(executor.nextDueTime ?? end, end))
         }
     }
 
-    /// Lets the engine's and server's work run without moving the clock, until no message has moved for
-    /// a few rounds and no timer is due (bounded by a few seconds of real time).
+    /// Lets the engine's and server's work run without moving the clock, until nothing visible moved
+    /// for a while: no message crossed the network, the server did not use its store, no session's
+    /// `SyncStatus` changed, no timer was
+    /// scheduled or due, over rounds of growing real-time pauses (about 30 ms in all). Bounded by a few
+    /// seconds of real time.
     public func settle() async {
         let deadline = ContinuousClock.now + .seconds(5)
         var quiet = 0
-        var count = transport.messageCount
-        while quiet < 3, ContinuousClock.now < deadline {
+        var last = activity()
+        while quiet < 5, ContinuousClock.now < deadline {
             executor.advance(by: .zero)
             for _ in 0..<4 { await Task.yield() }
-            try? await Task.sleep(for: .milliseconds(1))
-            let now = transport.messageCount
-            quiet = now == count ? quiet + 1 : 0
-            count = now
+            try? await Task.sleep(for: .milliseconds(1 << quiet))
+            let now = activity()
+            quiet = now == last ? quiet + 1 : 0
+            last = now
         }
+    }
+
+    /// What `settle()` watches: the messages that crossed the network, the server's store calls, the
+    /// timers waiting, and every session's status.
+    private func activity() -> Activity {
+        let apps = state.withLock { $0.apps }
+        let statuses = apps.flatMap { app in app.allUsers.flatMap { $0.allSessions.map(\.status.value) } }
+        return Activity(
+            messages: transport.messageCount, storeOperations: store.operations, timers: executor.pendingCount,
+            statuses: statuses)
+    }
+
+    private struct Activity: Equatable {
+        let messages: Int
+        let storeOperations: Int
+        let timers: Int
+        let statuses: [SyncStatus]
     }
 
     // MARK: Faults
