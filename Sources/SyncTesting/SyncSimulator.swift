@@ -191,6 +191,8 @@ public final class SyncSimulator: Sendable {
     /// once the work settled), firing it.
     ///
     /// - Parameters:
+    ///   - condition: what the test waits for, usually read from `session.status.value`; called on the
+    ///     calling task, between steps.
     ///   - timeout: the most virtual time to run; default 10 minutes (the longest reconnect backoff is 5).
     ///   - realTimeLimit: the most real time to wait for the engine's own work; a regression fails
     ///     instead of hanging.
