@@ -20,11 +20,17 @@ if [ -z "$docc" ] || [ ! -x "$docc" ]; then
     exit 1
 fi
 
-# The symbol graphs of every module (public symbols), into the build directory; the last line of its
-# output names the directory.
+# The symbol graphs of every module (public symbols), into the build directory; its output names the
+# directory. It builds the package first, with the same flags as CI's build (warnings are errors), so
+# after that build it only emits the graphs.
 dump_log="$(mktemp)"
 trap 'rm -f "$dump_log"' EXIT
-swift package dump-symbol-graph --skip-synthesized-members 2>&1 | tee "$dump_log" | tail -n 5
+if ! swift package -Xswiftc -warnings-as-errors dump-symbol-graph --skip-synthesized-members >"$dump_log" 2>&1; then
+    cat "$dump_log"
+    echo "error: swift package dump-symbol-graph failed" >&2
+    exit 1
+fi
+tail -n 3 "$dump_log"
 graphs="$(sed -n 's/^Files written to //p' "$dump_log" | tail -n 1)"
 if [ -z "$graphs" ] || [ ! -d "$graphs" ]; then
     echo "error: could not find the symbol graph directory in the output of dump-symbol-graph" >&2
@@ -33,7 +39,8 @@ fi
 
 # docc's --warnings-as-errors when it has the flag; and in any case a "warning:" line fails the build.
 strict=()
-if "$docc" convert --help 2>&1 | grep -q -- '--warnings-as-errors'; then strict=(--warnings-as-errors); fi
+help="$("$docc" convert --help 2>&1 || true)"
+if grep -q -- '--warnings-as-errors' <<<"$help"; then strict=(--warnings-as-errors); fi
 
 mkdir -p "$output"
 status=0
