@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the DocC documentation of SyncStreams and SyncEngine (and SyncTesting) with the toolchain's own
 # docc: `swift package dump-symbol-graph`, then `docc convert` of each module's catalog with its symbol
-# graphs. Warnings (a broken symbol link in a doc comment or an article, an unknown article) are errors.
+# graphs. Warnings (a broken symbol link in a doc comment or an article, an unknown article) are errors,
+# and so is a guide that no longer matches the docs/ page it mirrors (scripts/docc-articles.py).
 #
 #   scripts/build-docs.sh [OUTPUT_DIR]     # default .build/docs; one MODULE.doccarchive per module
 #
@@ -10,6 +11,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 output="${1:-.build/docs}"
+
+# The guides that mirror docs/*.md must match them (scripts/docc-articles.py --write updates them).
+python3 scripts/docc-articles.py
 swift_bin="$(dirname "$(readlink -f "$(command -v swift)")")"
 docc="${DOCC:-$swift_bin/docc}"
 if [ ! -x "$docc" ]; then
