@@ -8,6 +8,7 @@ let package = Package(
         .library(name: "SyncStreams", targets: ["SyncStreams"]),
         .library(name: "SyncEngine", targets: ["SyncEngine"]),
         .library(name: "SyncServer", targets: ["SyncServer"]),
+        .library(name: "SyncTesting", targets: ["SyncTesting"]),
         .executable(name: "sync-spinner", targets: ["sync-spinner"]),
         .executable(name: "sync-server", targets: ["sync-server"]),
     ],
@@ -26,6 +27,9 @@ let package = Package(
         .target(name: "SyncEngine", dependencies: ["SyncStreams", "SyncWire", "SyncStorage", "SyncNetwork"]),
         // The reference server.
         .target(name: "SyncServer", dependencies: ["SyncStreams", "SyncWire", "SyncStorage", "SyncNetwork"]),
+
+        // For apps' own tests: `SyncSimulator`, an in-process server, a controllable network, virtual time.
+        .target(name: "SyncTesting", dependencies: ["SyncEngine", "SyncServer", "SyncStreams"]),
 
         // The reference server as a program: `swift run sync-server --port 0 --data DIR`.
         .executableTarget(name: "sync-server", dependencies: ["SyncServer", "SyncStreams"]),
@@ -49,6 +53,7 @@ let package = Package(
         .testTarget(
             name: "SyncEngineTests",
             dependencies: ["SyncEngine", "SyncServer", "SyncWire", "SyncStorage", "sync-server", "TestSupport"]),
+        .testTarget(name: "SyncTestingTests", dependencies: ["SyncTesting", "TestSupport"]),
         .testTarget(name: "SyncServerTests", dependencies: ["SyncServer", "SyncWire", "SyncStorage", "TestSupport"]),
         .testTarget(
             name: "SyncSpinnerTests", dependencies: ["SyncSpinnerKit", "sync-spinner", "sync-server", "TestSupport"]),

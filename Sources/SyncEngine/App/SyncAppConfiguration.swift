@@ -63,7 +63,7 @@ extension SyncApp {
         public var clientResetHandler: (@Sendable (ClientResetEvent, SyncSession) -> Void)?
         /// The wall clock `SyncStatus`'s dates (`lastSyncedAt`, the next reconnect) come from. Tests set a
         /// fixed one; the engine's timers still run on `timerExecutor`.
-        var wallClock: @Sendable () -> Date = { Date() }
+        package var wallClock: @Sendable () -> Date = { Date() }
         /// Fault injection for tests (internal).
         var testHooks = TestHooks()
 
