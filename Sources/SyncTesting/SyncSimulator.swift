@@ -10,11 +10,11 @@ import SyncServer
 /// its ``executor``, a `TestExecutor`: nothing time-based happens until the test moves the clock with
 /// ``advance(by:)`` or ``run(until:timeout:realTimeLimit:)``. The test then breaks things on purpose:
 ///
-/// - ``dropConnections()``: every connection is lost now;
+/// - ``dropConnection()``: every connection is lost now;
 /// - ``delay(by:)`` / ``stall(for:)``: messages arrive later, or not at all for a while (then in order);
 /// - ``takeServerDown()`` / ``bringServerUp()``: the server goes away (connections are refused) and
 ///   comes back with its data;
-/// - ``forceClientReset(partition:)``: every client of a partition must reset its local copy;
+/// - ``forceClientReset(_:)``: every client of a partition must reset its local copy;
 /// - ``Flakiness``: seeded random cuts and delays.
 ///
 /// ```swift
@@ -24,7 +24,7 @@ import SyncServer
 /// try await session.write(Data("buy milk".utf8))
 /// try await simulator.run(until: { session.status.value.pending.uploadChangesets == 0 })
 ///
-/// simulator.dropConnections()
+/// simulator.dropConnection()
 /// try await simulator.run(until: { session.status.value.offlineReason != nil })
 /// try await simulator.run(until: { session.status.value.connection == .connected })  // backoff, virtual
 /// await simulator.close()
@@ -257,7 +257,7 @@ public final class SyncSimulator: Sendable {
 
     /// Loses every open connection now: clients see their connection lost (and reconnect after their
     /// backoff); messages in flight are lost.
-    public func dropConnections() {
+    public func dropConnection() {
         transport.dropAll(reason: "dropped by the simulator")
     }
 
@@ -279,7 +279,7 @@ public final class SyncSimulator: Sendable {
         transport.conditions.flakiness = flakiness
     }
 
-    /// How many connections were cut so far (by ``dropConnections()`` or by ``Flakiness``).
+    /// How many connections were cut so far (by ``dropConnection()`` or by ``Flakiness``).
     public var droppedConnections: Int { transport.dropCount }
 
     /// Stops the server: open connections are lost and new ones refused until ``bringServerUp()``. Its
@@ -290,6 +290,15 @@ public final class SyncSimulator: Sendable {
             return state.server
         }
         await server?.stop()
+    }
+
+    /// Takes the server away for `duration` of virtual time, then brings it back on the same data:
+    /// ``takeServerDown()``, ``advance(by:)`` (timers due meanwhile fire: clients retry and are refused),
+    /// ``bringServerUp()``.
+    public func takeServerAway(for duration: Duration) async throws {
+        await takeServerDown()
+        await advance(by: duration)
+        try await bringServerUp()
     }
 
     /// Starts the server again on the same data (does nothing while it runs). Clients connect at their
@@ -304,7 +313,7 @@ public final class SyncSimulator: Sendable {
     /// its entries but gets another identity, as after a restore from a backup): their next bind is
     /// refused with `clientResetRequired`, and each session resets as its app's `ClientResetMode` says.
     /// The server restarts to load the partition again, so every connection is lost once.
-    public func forceClientReset(partition: String) async throws {
+    public func forceClientReset(_ partition: String) async throws {
         await store.replaceHistory(of: partition)
         await takeServerDown()
         try await bringServerUp()

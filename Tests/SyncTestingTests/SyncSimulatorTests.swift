@@ -19,7 +19,7 @@ import Testing
     @Test func reconnectsOnlyWhenTheVirtualClockReachesTheBackoff() async throws {
         let simulator = try await SyncSimulator(seed: 1)
         let session = try await openSession(simulator)
-        simulator.dropConnections()
+        simulator.dropConnection()
         try await simulator.run(until: { session.status.value.connection == .disconnected }, timeout: .zero)
         guard case .waitingToReconnect(let next, let error)? = session.status.value.offlineReason else {
             Issue.record("offline reason: \(String(describing: session.status.value.offlineReason))")
@@ -103,6 +103,25 @@ import Testing
         await simulator.close()
     }
 
+    @Test func takeServerAwayRefusesForItsDurationThenServesAgain() async throws {
+        let simulator = try await SyncSimulator(seed: 6)
+        let session = try await openSession(simulator)
+        _ = try await session.write(Data("before".utf8))
+        try await simulator.run(until: { session.status.value.pending.uploadChangesets == 0 })
+        let start = simulator.elapsed
+        try await simulator.takeServerAway(for: .seconds(120))
+        // The whole time passed in virtual time, and the session was refused meanwhile.
+        #expect(simulator.elapsed - start >= .seconds(120))
+        guard case .waitingToReconnect(_, _?)? = session.status.value.offlineReason else {
+            Issue.record("offline reason: \(String(describing: session.status.value.offlineReason))")
+            return
+        }
+        _ = try await session.write(Data("after".utf8))
+        try await simulator.run(until: { session.status.value.pending.uploadChangesets == 0 })
+        #expect(try await simulator.changesets(in: "tasks").count == 2)
+        await simulator.close()
+    }
+
     @Test(arguments: [ClientResetMode.recoverUnsyncedChanges, .discardUnsyncedChanges])
     func forcedClientResetResetsTheSessionAndKeepsTheServersLog(mode: ClientResetMode) async throws {
         let simulator = try await SyncSimulator(seed: 5)
@@ -118,7 +137,7 @@ import Testing
         }
         _ = try await session.write(Data("synced".utf8))
         try await simulator.run(until: { session.status.value.pending.uploadChangesets == 0 })
-        try await simulator.forceClientReset(partition: "tasks")
+        try await simulator.forceClientReset("tasks")
         try await simulator.run(until: { resets.withLock { $0 } == ["will", "did"] })
         try await simulator.run(until: { session.status.value.activity == .synced })
         // The log kept its entry; the reset session syncs new writes.
@@ -143,7 +162,7 @@ import Testing
         try await simulator.run(until: {
             reset.status.value.activity == .synced && other.status.value.activity == .synced
         })
-        try await simulator.forceClientReset(partition: "reset")
+        try await simulator.forceClientReset("reset")
         try await simulator.run(until: { resets.withLock { $0["reset"] } == 2 })
         try await simulator.run(until: {
             other.status.value.activity == .synced && reset.status.value.activity == .synced
