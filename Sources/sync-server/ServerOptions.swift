@@ -9,6 +9,8 @@ struct ServerOptions {
     var maximumMessageBytes = WireProtocol.maximumMessageSize
     var logLevel: SyncLogLevel = .warn
     var maximumOfflineTime: Duration?
+    /// `--allow-origin` values, in order (`*`: any origin).
+    var allowedOrigins: [String] = []
     var showHelp = false
 
     struct UsageError: Error, CustomStringConvertible {
@@ -31,12 +33,21 @@ struct ServerOptions {
           --log-level LEVEL         off, fatal, error, warn, info, detail, debug or trace (default: warn)
           --max-offline DURATION    forget a client unseen for longer (e.g. 30d, 12h, 45m, 90s); it must
                                     reset its copy when it returns (default: never forget)
+          --allow-origin ORIGIN     let web pages of ORIGIN (e.g. https://app.example.com) connect;
+                                    repeatable; * allows every page (default: none when anonymous,
+                                    every page with --api-keys)
           --help                    show this help
 
         On start it prints one line with its ws:// URL. SIGINT or SIGTERM stop it: it stops accepting,
         finishes what is in flight, closes every connection with code 1001 and exits 0.
         exit status: 0 after a clean stop; 1 when it cannot start; 64 on bad usage.
         """
+
+    /// The origin policy `--allow-origin` asks for; `nil` when none was given (the server's default).
+    var originPolicy: WebSocketOriginPolicy? {
+        guard !allowedOrigins.isEmpty else { return nil }
+        return allowedOrigins.contains("*") ? .anyOrigin : .allowList(Set(allowedOrigins))
+    }
 
     static func parse(_ arguments: [String]) throws(UsageError) -> ServerOptions {
         var options = ServerOptions()
@@ -79,6 +90,7 @@ struct ServerOptions {
                             + "not \(text)")
                 }
                 options.maximumOfflineTime = duration
+            case "--allow-origin": options.allowedOrigins.append(try value(for: argument))
             case "--help", "-h": options.showHelp = true
             default: throw UsageError(message: "unknown argument \(argument)")
             }

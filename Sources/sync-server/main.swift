@@ -56,7 +56,9 @@ let configuration = SyncServer.Configuration(
     logLevel: options.logLevel, maximumOfflineTime: options.maximumOfflineTime)
 let server: SyncServer
 do {
-    server = try await SyncServer.listening(host: options.host, port: options.port!, configuration: configuration)
+    server = try await SyncServer.listening(
+        host: options.host, port: options.port!, configuration: configuration,
+        limits: WebSocketLimits(originPolicy: options.originPolicy))
 } catch {
     fail("cannot listen on \(options.host):\(options.port!): \(error)", status: 1)
 }

@@ -13,6 +13,11 @@ final class WebSocketClientConnection: SyncClientConnection, WebSocketChannelDel
     /// Whether `.closed` was reported (by `close()` or by the channel's end), and whether `close()` was called.
     private let state = Locked((reported: false, closeCalled: false))
     private var channel: WebSocketChannel?
+    /// The resolved addresses not tried yet, and why the ones tried failed (on the loop).
+    private var untried: ArraySlice<Socket.Address> = []
+    private var connectFailures: [String] = []
+    private var target = (host: "", port: 0)
+    private var connectingFamily = ""
 
     init(loop: EventLoop, limits: WebSocketLimits) {
         self.loop = loop
@@ -30,40 +35,69 @@ final class WebSocketClientConnection: SyncClientConnection, WebSocketChannelDel
         }
     }
 
-    /// Resolves and connects (blocking DNS: runs on a dispatch thread), then hands the socket to the loop.
+    /// Resolves (blocking DNS: runs on a dispatch thread), then connects on the loop: each resolved
+    /// address in turn (`connectionOrder`) until one accepts the TCP connection.
     func start(host: String, port: Int, limits: WebSocketLimits) {
-        let addresses: [Socket.Address]
         switch Socket.resolve(host: host, port: port) {
-        case .success(let resolved):
-            // IPv4 first: servers listen on 127.0.0.1 by default, and "localhost" may resolve to ::1 first.
-            addresses = resolved.sorted { $0.isIPv4 && !$1.isIPv4 }
-        case .failure(let error):
-            report(.closed(.refused("\(error)")))
-            return
+        case .success(let resolved): start(addresses: Self.connectionOrder(resolved), host: host, port: port)
+        case .failure(let error): report(.closed(.refused("\(error)")))
         }
-        guard let address = addresses.first else {
+    }
+
+    /// Connects to `addresses` in order, the next one whenever the TCP connect to one fails, and reports
+    /// `.closed(.refused)` with every failure once none is left. (A handshake refused after the connect —
+    /// a 503, a bad answer — ends the attempt: another address of the same server would not do better.)
+    func start(addresses: [Socket.Address], host: String, port: Int) {
+        guard !addresses.isEmpty else {
             report(.closed(.refused("\(host) has no address")))
             return
         }
-        let descriptor: Int32
-        switch Socket.startConnect(to: address) {
-        case .success(let connected): descriptor = connected
-        case .failure(let error):
-            report(.closed(.refused("cannot connect to ws://\(host):\(port): \(error)")))
-            return
-        }
-        let keyBytes = (0..<16).map { _ in UInt8.random(in: 0...255) }
-        let key = Base64.encode(keyBytes)
-        let request = WebSocketHandshake.request(host: host, port: port, key: key)
         loop.execute { [self] in
+            target = (host, port)
+            untried = addresses[...]
+            connectNext()
+        }
+    }
+
+    /// The order addresses are tried in: alternating families, IPv4 first (servers listen on
+    /// 127.0.0.1 by default, and a name may resolve to ::1 first), each family in the resolver's order.
+    static func connectionOrder(_ addresses: [Socket.Address]) -> [Socket.Address] {
+        let v4 = addresses.filter(\.isIPv4)
+        let v6 = addresses.filter { !$0.isIPv4 }
+        var ordered: [Socket.Address] = []
+        for index in 0..<max(v4.count, v6.count) {
+            if index < v4.count { ordered.append(v4[index]) }
+            if index < v6.count { ordered.append(v6[index]) }
+        }
+        return ordered
+    }
+
+    /// Starts connecting to the next untried address (on the loop).
+    private func connectNext() {
+        guard !state.withLock({ $0.closeCalled }) else { return }
+        let (host, port) = target
+        while let address = untried.popFirst() {
+            let family = address.isIPv4 ? "IPv4" : "IPv6"
+            let descriptor: Int32
+            switch Socket.startConnect(to: address) {
+            case .success(let connected): descriptor = connected
+            case .failure(let error):
+                connectFailures.append("\(family): \(error)")
+                continue
+            }
+            let keyBytes = (0..<16).map { _ in UInt8.random(in: 0...255) }
+            let key = Base64.encode(keyBytes)
+            let request = WebSocketHandshake.request(host: host, port: port, key: key)
             let channel = WebSocketChannel(
                 loop: loop, descriptor: descriptor, role: .client(key: key, request: request), limits: limits,
                 connecting: true)
             channel.delegate = self
             self.channel = channel
+            connectingFamily = family
             channel.start()
-            if state.withLock({ $0.closeCalled }) { channel.close(.normalClosure) }
+            return
         }
+        report(.closed(.refused("cannot connect to ws://\(host):\(port): \(connectFailures.joined(separator: "; "))")))
     }
 
     func send(_ message: ClientMessage) {
@@ -128,6 +162,9 @@ final class WebSocketClientConnection: SyncClientConnection, WebSocketChannelDel
             )
         case .violation(let violation):
             report(.closed(.malformedFrame("\(violation.reason) (closed with \(violation.code))")))
+        case .connectFailed(let reason):
+            connectFailures.append("\(connectingFamily): \(reason)")
+            connectNext()
         case .handshakeFailed(let reason): report(.closed(.refused(reason)))
         case .lost(let reason): report(.closed(.connectionLost(reason)))
         }

@@ -241,7 +241,7 @@ final class WebSocketChannel: EventLoopHandler, @unchecked Sendable {
             guard readiness.writable || readiness.hangUp else { return }
             let code = Socket.pendingError(descriptor)
             guard code == 0 else {
-                finish(.handshakeFailed("cannot connect: \(Socket.describe(code))"))
+                finish(.connectFailed("cannot connect: \(Socket.describe(code))"))
                 return
             }
             phase = .handshaking
@@ -380,7 +380,8 @@ final class WebSocketChannel: EventLoopHandler, @unchecked Sendable {
         inputStart = headEnd
         switch role {
         case .server:
-            var decision = WebSocketHandshake.answer(request: head)
+            var decision = WebSocketHandshake.answer(
+                request: head, originPolicy: limits.originPolicy ?? .anyOrigin)
             if case .accept = decision, delegate?.channelShouldOpen(self) == false {
                 decision = .refuse(
                     response: WebSocketHandshake.response(503, "Service Unavailable", headers: ["Retry-After: 5"]),
