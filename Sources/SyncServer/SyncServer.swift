@@ -184,6 +184,12 @@ public final class SyncServer: Sendable {
         get async { await core.pumpCounts }
     }
 
+    /// For a networked server, how many accepted connections are open, handshaking ones included (0 for
+    /// an embedded server).
+    package var openConnectionCount: Int {
+        get async { await listener?.openConnectionCount ?? 0 }
+    }
+
     /// For a networked server, how many accepted connections are in their opening handshake (0 for an
     /// embedded server).
     package var handshakingConnectionCount: Int {
