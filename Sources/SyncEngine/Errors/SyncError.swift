@@ -34,7 +34,7 @@ public enum SyncError: Error, Sendable, Hashable, CustomStringConvertible {
     /// A stored changeset cannot be uploaded: its upload message would be `bytes` bytes, and the server
     /// accepts messages of at most `limit` bytes (the limit its `welcome` announced). The session stops
     /// uploading at that changeset (later ones wait behind it) and keeps downloading; it is reported once
-    /// per connection, and the upload is tried again on the next connection (the server's limit may have
+    /// per binding (each connection), and the upload is tried again on the next connection (the server's limit may have
     /// been raised). Never a reconnect loop.
     case messageTooLarge(bytes: Int, limit: Int)
     /// The server no longer has history the local copy depends on (its log ends before the client's
