@@ -148,6 +148,48 @@ import Testing
         await v4.stop()
     }
 
+    @Test("an address that never answers the TCP connect does not hold up the next: it is raced after 250 ms")
+    func silentAddressRaced() async throws {
+        // A listener on 127.0.0.1 whose accept queue is full (backlog 0, one connection never accepted):
+        // the kernel drops further SYNs, so a connect to it stays pending.
+        let silent = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(silent) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
+                bind(silent, pointer, length) == 0 && listen(silent, 0) == 0
+                    && getsockname(silent, pointer, &length) == 0
+            }
+        }
+        try #require(bound)
+        let silentPort = Int(UInt16(bigEndian: address.sin_port))
+        let filler = try await offPool { UncheckedBox(try RawSocket(port: silentPort, timeout: .seconds(5))) }
+        // The real server listens on ::1 only. The client's handshake timeout is a minute: only the race
+        // can open the connection within the test's deadline.
+        let server = try await SyncServer.listening(host: "::1")
+        let port = try #require(server.webSocketEndpoint.flatMap { SyncEndpoint.port(of: $0) })
+        let connection = WebSocketClientConnection(
+            loop: try EventLoop.shared(), limits: WebSocketLimits(handshakeTimeout: .seconds(60)))
+        connection.start(
+            addresses: try addresses(["127.0.0.1"], port: silentPort) + addresses(["::1"], port: port),
+            host: "localhost", port: port)
+        let first = Locked<SyncTransportEvent?>(nil)
+        let reader = Task {
+            var events = connection.events.makeAsyncIterator()
+            let event = await events.next()
+            first.withLock { $0 = event }
+        }
+        try await eventually("the connection's first event") { first.withLock { $0 } != nil }
+        reader.cancel()
+        #expect(first.withLock { $0 } == .opened, "\(String(describing: first.withLock { $0 }))")
+        connection.close()
+        withExtendedLifetime(filler) {}
+        await server.stop()
+    }
+
     @Test("when no address accepts, the refusal names the failure of each family")
     func allAddressesFail() async throws {
         // A port nothing listens on: bound, then closed.

@@ -155,6 +155,9 @@ final class WebSocketChannel: EventLoopHandler, @unchecked Sendable {
     /// Whether the opening handshake completed and the channel has not ended.
     var isOpen: Bool { phase == .open }
 
+    /// Whether the TCP connect has not completed yet (a client channel started with `connecting`).
+    var isConnecting: Bool { phase == .connecting }
+
     /// Queues a binary message — its frame header, then its payload (already masked by a client) —
     /// unless closing; both count as written bytes for the delegate.
     func sendMessage(header: [UInt8], payload: [UInt8]) {
