@@ -12,7 +12,9 @@ import Synchronization
 /// - `hello` must come first. A wrong protocol version gets `.unsupportedProtocolVersion`, a refused
 ///   credential `.authenticationFailed`, anything else before it (or a second `hello`)
 ///   `.malformedMessage`; each such connection-level error is followed by closing the connection.
-///   Otherwise the answer is `.welcome(protocolVersion: WireProtocol.version)`.
+///   Otherwise the answer is `.welcome(protocolVersion:maximumMessageBytes:)` with the client's version
+///   (`WireProtocol.oldestSupportedVersion`…`WireProtocol.version`) and, from version 5, the largest
+///   message the server accepts (`Configuration.maximumMessageBytes`).
 /// - `bind` loads the partition from the store (once) and sends the log after `downloadedVersion` as
 ///   one or more `download` messages (always at least one, even when empty), the client's own changesets
 ///   (same `clientFileID`) as `.acknowledged` entries. Then the session receives every later entry of the
@@ -91,24 +93,38 @@ public final class SyncServer: Sendable {
     /// shared by several servers (front ends, see `PartitionStore`) to serve the same partitions from
     /// several processes or machines. `limits` bound each connection (default: `WebSocketLimits` with
     /// `configuration.maximumMessageBytes`; a `helloTimeout` of 10 s and a
-    /// `maximumUnauthenticatedMessageBytes` of `configuration.maximumCredentialBytes` + 1 KiB when `nil`).
+    /// `maximumUnauthenticatedMessageBytes` of `configuration.maximumCredentialBytes` + 1 KiB when `nil`;
+    /// an `originPolicy` refusing every browser page when anonymous, accepting all with API keys, when
+    /// `nil`).
     ///
     /// - Throws: `NetworkError` when the host cannot be resolved or the port cannot be bound.
     public static func listening(
         host: String = "127.0.0.1", port: Int = 0, configuration: Configuration = .init(),
         limits: WebSocketLimits? = nil
     ) async throws -> SyncServer {
+        var limits = limits ?? WebSocketLimits()
+        if limits.maximumMessageBytes == WebSocketLimits().maximumMessageBytes {
+            limits.maximumMessageBytes = configuration.maximumMessageBytes
+        }
+        // The limit `welcome` announces is the one the transport enforces.
+        var configuration = configuration
+        configuration.maximumMessageBytes = min(configuration.maximumMessageBytes, limits.maximumMessageBytes)
         let counters = ListenerCounters()
         let metrics = ServerMetrics(
             network: counters, syncLatency: (configuration.store as? FilePartitionStore)?.syncLatency)
         let core = ServerCore(configuration: configuration, metrics: metrics)
         let registry = ConnectionRegistry(maximumConnections: configuration.maximumConnections, metrics: metrics)
         let acceptor = ConnectionAcceptor(core: core, registry: registry)
-        var limits = limits ?? WebSocketLimits()
-        if limits.maximumMessageBytes == WebSocketLimits().maximumMessageBytes {
-            limits.maximumMessageBytes = configuration.maximumMessageBytes
-        }
         if limits.helloTimeout == nil { limits.helloTimeout = .seconds(10) }
+        if limits.originPolicy == nil {
+            // Anyone may sync anything on an anonymous server: a page a browser shows must not, on behalf
+            // of whoever views it (a server on localhost or an intranet is reachable from their browser).
+            if case .anonymousAllowed = configuration.authentication {
+                limits.originPolicy = .allowList([])
+            } else {
+                limits.originPolicy = .anyOrigin
+            }
+        }
         if limits.maximumUnauthenticatedMessageBytes == nil {
             limits.maximumUnauthenticatedMessageBytes = configuration.maximumCredentialBytes + 1024
         }
@@ -205,4 +221,26 @@ public final class SyncServer: Sendable {
     /// For a networked server, the most bytes of messages ever queued at once for one client (open or
     /// gone): what a slow or stalled reader cost it at worst. 0 for an embedded server.
     package var peakOutboundQueueBytes: Int { listener?.peakOutboundQueueBytes ?? 0 }
+
+    /// The sessions' pumps running now, and how many of them wait for their connection's send turn or
+    /// for it to be writable: a test waits until every running pump waits instead of sleeping.
+    /// How many connections were ever admitted (each reconnect counts): a test sees a client that
+    /// reconnects in a loop.
+    package var admittedConnectionCount: Int { registry.admittedCount }
+
+    package var pumpCounts: (running: Int, waiting: Int) {
+        get async { await core.pumpCounts }
+    }
+
+    /// For a networked server, how many accepted connections are open, handshaking ones included (0 for
+    /// an embedded server).
+    package var openConnectionCount: Int {
+        get async { await listener?.openConnectionCount ?? 0 }
+    }
+
+    /// For a networked server, how many accepted connections are in their opening handshake (0 for an
+    /// embedded server).
+    package var handshakingConnectionCount: Int {
+        get async { await listener?.handshakingCount ?? 0 }
+    }
 }

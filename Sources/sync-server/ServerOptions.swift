@@ -19,6 +19,8 @@ struct ServerOptions {
     var handshakeTimeout: Duration = .seconds(10)
     /// `nil`: no drain, connections are closed at once.
     var drainTimeout: Duration?
+    /// `--allow-origin` values, in order (`*`: any origin).
+    var allowedOrigins: [String] = []
     var showHelp = false
 
     /// How log lines are written to standard error.
@@ -73,6 +75,9 @@ struct ServerOptions {
           --drain-timeout DURATION  on SIGINT/SIGTERM, how long connections may finish before they are
                                     closed, 1s…1h (default: none, closed at once); a second signal
                                     ends the drain at once
+          --allow-origin ORIGIN     let web pages of ORIGIN (e.g. https://app.example.com) connect;
+                                    repeatable; * allows every page (default: none when anonymous,
+                                    every page with --api-keys)
           --help                    show this help
 
         On start it prints one line with its ws:// URL. SIGINT or SIGTERM stop it: it stops accepting
@@ -81,6 +86,12 @@ struct ServerOptions {
         --api-keys file (a malformed one keeps the keys in use and logs an error).
         exit status: 0 after a clean stop; 1 when it cannot start; 64 on bad usage.
         """
+
+    /// The origin policy `--allow-origin` asks for; `nil` when none was given (the server's default).
+    var originPolicy: WebSocketOriginPolicy? {
+        guard !allowedOrigins.isEmpty else { return nil }
+        return allowedOrigins.contains("*") ? .anyOrigin : .allowList(Set(allowedOrigins))
+    }
 
     static func parse(_ arguments: [String]) throws(UsageError) -> ServerOptions {
         var options = ServerOptions()
@@ -152,6 +163,7 @@ struct ServerOptions {
                     argument, try value(for: argument), Self.handshakeTimeoutRange)
             case "--drain-timeout":
                 options.drainTimeout = try duration(argument, try value(for: argument), Self.drainTimeoutRange)
+            case "--allow-origin": options.allowedOrigins.append(try value(for: argument))
             case "--help", "-h": options.showHelp = true
             default: throw UsageError(message: "unknown argument \(argument)")
             }

@@ -63,7 +63,7 @@ let configuration = SyncServer.Configuration(
     logLevel: options.logLevel, logger: logSink, maximumOfflineTime: options.maximumOfflineTime)
 let limits = WebSocketLimits(
     maximumMessageBytes: options.maximumMessageBytes, handshakeTimeout: options.handshakeTimeout,
-    idleTimeout: options.idleTimeout)
+    idleTimeout: options.idleTimeout, originPolicy: options.originPolicy)
 let server: SyncServer
 do {
     server = try await SyncServer.listening(

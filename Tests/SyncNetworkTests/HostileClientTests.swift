@@ -68,9 +68,15 @@ import Testing
         try await eventually("the reader's queue to build up") {
             server.peakOutboundQueueBytes > limits.outboundLowWater
         }
+        // Every partition has both sessions bound, and every session's pump with something left to send
+        // waits (for the send turn or writability).
+        try await eventually("every running pump to wait") {
+            for partition in partitions where await server.boundSessionCount(in: partition) < 2 { return false }
+            let pumps = await server.pumpCounts
+            return pumps.running > 0 && pumps.waiting == pumps.running
+        }
         let total = expected
         let received = try await offPool { () -> (entries: Int, closed: UInt16?) in
-            usleep(300_000)  // lets the other sessions' pumps reach their wait for writability
             var entries = 0
             while entries < total {
                 guard let frame = try sendableSocket.value.readFrame() else { return (entries, 1006) }
@@ -169,7 +175,11 @@ import Testing
             return messages
         }
         #expect(messages.count == 3)
-        #expect(messages.first == .welcome(protocolVersion: WireProtocol.version))
+        #expect(
+            messages.first
+                == .welcome(
+                    protocolVersion: WireProtocol.version, maximumMessageBytes: UInt32(WireProtocol.maximumMessageSize))
+        )
         // The upload's acknowledgement (its digest checked by the client, not here).
         guard case .download(let download)? = messages.last else {
             Issue.record("no download last: \(messages)")
@@ -226,11 +236,17 @@ import Testing
         let limits = WebSocketLimits(handshakeTimeout: .seconds(60), maximumHandshakingConnections: 2)
         let server = try await SyncServer.listening(limits: limits)
         let port = try #require(server.webSocketEndpoint.flatMap { SyncEndpoint.port(of: $0) })
-        let outcome = try await offPool { () -> (closed: Bool, firstStillOpen: Bool) in
-            // Two sockets that connect and send half a request, then nothing.
+        // Two sockets that connect and send half a request, then nothing.
+        let idle = try await offPool { () -> UncheckedBox<[RawSocket]> in
             let idle = try (0..<2).map { _ in try RawSocket(port: port, timeout: .seconds(5)) }
             for socket in idle { try socket.send("GET / HTTP/1.1\r\n") }
-            usleep(200_000)  // lets the listener accept them
+            return UncheckedBox(idle)
+        }
+        try await eventually("the listener to hold both in their handshake") {
+            await server.handshakingConnectionCount == 2
+        }
+        let outcome = try await offPool { () -> (closed: Bool, firstStillOpen: Bool) in
+            let idle = idle.value
             let third = try RawSocket(port: port, timeout: .seconds(5))
             let closed: Bool
             do { closed = try third.readUntilClosed() } catch RawSocketError.failed { closed = true }
@@ -334,4 +350,132 @@ import Testing
 struct UncheckedBox<Value>: @unchecked Sendable {
     let value: Value
     init(_ value: Value) { self.value = value }
+}
+
+/// Issue 23 item 2: the server's message limit travels in `welcome` (protocol version 5), and a version 4
+/// client still gets the welcome it can decode.
+@Suite(.timeLimit(.minutes(5))) struct WelcomeLimitTests {
+    func welcome(protocolVersion: UInt16, server: SyncServer) async throws -> [UInt8] {
+        let port = try #require(server.webSocketEndpoint.flatMap { SyncEndpoint.port(of: $0) })
+        let hello = clientFrame(
+            opcode: 2,
+            payload: ClientMessage.hello(Hello(protocolVersion: protocolVersion, credential: .anonymous)).encoded())
+        return try await offPool { () -> [UInt8] in
+            let socket = try RawSocket(port: port, timeout: .seconds(10))
+            try socket.upgrade()
+            try socket.send(hello)
+            return try socket.readFrame()?.payload ?? []
+        }
+    }
+
+    @Test("a version 5 hello is welcomed with the server's message limit; a version 4 hello with the 3-byte welcome")
+    func limitInWelcome() async throws {
+        let server = try await SyncServer.listening(configuration: .init(maximumMessageBytes: 64 << 10))
+        let current = try await welcome(protocolVersion: WireProtocol.version, server: server)
+        #expect(
+            try ServerMessage(decoding: current)
+                == .welcome(protocolVersion: WireProtocol.version, maximumMessageBytes: 64 << 10))
+        let old = try await welcome(protocolVersion: 4, server: server)
+        #expect(old == [0x81, 0x04, 0x00], "a version 4 client rejects trailing bytes")
+        let older = try await welcome(protocolVersion: 3, server: server)
+        guard case .error(let error) = try ServerMessage(decoding: older) else {
+            Issue.record("version 3 was not refused: \(older)")
+            return
+        }
+        #expect(error.code == .unsupportedProtocolVersion)
+        await server.stop()
+    }
+
+    @Test("limits smaller than the configuration's: the welcome announces the limit the transport enforces")
+    func transportLimitAnnounced() async throws {
+        let server = try await SyncServer.listening(limits: WebSocketLimits(maximumMessageBytes: 32 << 10))
+        let payload = try await welcome(protocolVersion: WireProtocol.version, server: server)
+        #expect(
+            try ServerMessage(decoding: payload)
+                == .welcome(protocolVersion: WireProtocol.version, maximumMessageBytes: 32 << 10))
+        await server.stop()
+    }
+}
+
+/// Issue 23 item 8: browser pages (requests carrying `Origin`) against the server, before the upgrade.
+@Suite(.timeLimit(.minutes(5))) struct OriginTests {
+    /// The status line the server answers an upgrade request carrying `origin` (none: no header) with.
+    func status(origin: String?, server: SyncServer) async throws -> String {
+        let port = try #require(server.webSocketEndpoint.flatMap { SyncEndpoint.port(of: $0) })
+        return try await status(origin: origin, port: port)
+    }
+
+    func status(origin: String?, port: Int) async throws -> String {
+        var request = String(
+            decoding: WebSocketHandshake.request(host: "127.0.0.1", port: port, key: "dGhlIHNhbXBsZSBub25jZQ=="),
+            as: UTF8.self)
+        // "\r\n" is one Character: dropping the last leaves the head without its blank line.
+        if let origin { request = String(request.dropLast()) + "Origin: \(origin)\r\n\r\n" }
+        let bytes = Array(request.utf8)
+        return try await offPool { () -> String in
+            let socket = try RawSocket(port: port, timeout: .seconds(10))
+            try socket.send(bytes)
+            let head = try socket.readHead()
+            return String(head.prefix { $0 != "\r" })
+        }
+    }
+
+    @Test("an anonymous server refuses a request carrying Origin (a browser page) with 403 before the upgrade")
+    func anonymousRefusesBrowsers() async throws {
+        let server = try await SyncServer.listening()
+        #expect(try await status(origin: "https://evil.example", server: server).hasPrefix("HTTP/1.1 403"))
+        #expect(try await status(origin: "null", server: server).hasPrefix("HTTP/1.1 403"))
+        #expect(try await status(origin: nil, server: server).hasPrefix("HTTP/1.1 101"))
+        await server.stop()
+    }
+
+    @Test("a server with API keys accepts any Origin by default (the key authenticates the page)")
+    func keysAcceptBrowsers() async throws {
+        let server = try await SyncServer.listening(configuration: .init(authentication: .apiKeys(["k": ["*"]])))
+        #expect(try await status(origin: "https://app.example", server: server).hasPrefix("HTTP/1.1 101"))
+        await server.stop()
+    }
+
+    @Test("an allow-list upgrades its origins (any case) and requests without Origin; any other Origin gets 403")
+    func allowList() async throws {
+        let limits = WebSocketLimits(originPolicy: .allowList(["https://app.example", "http://localhost:8080"]))
+        let server = try await SyncServer.listening(limits: limits)
+        #expect(try await status(origin: "https://app.example", server: server).hasPrefix("HTTP/1.1 101"))
+        #expect(try await status(origin: "HTTPS://App.Example", server: server).hasPrefix("HTTP/1.1 101"))
+        #expect(try await status(origin: "http://localhost:8080", server: server).hasPrefix("HTTP/1.1 101"))
+        #expect(try await status(origin: nil, server: server).hasPrefix("HTTP/1.1 101"))
+        #expect(try await status(origin: "https://app.example.evil", server: server).hasPrefix("HTTP/1.1 403"))
+        #expect(try await status(origin: "http://app.example", server: server).hasPrefix("HTTP/1.1 403"))
+        await server.stop()
+    }
+
+    @Test("an anonymous server told to accept any origin upgrades browser pages")
+    func anyOrigin() async throws {
+        let server = try await SyncServer.listening(limits: WebSocketLimits(originPolicy: .anyOrigin))
+        #expect(try await status(origin: "https://anywhere.example", server: server).hasPrefix("HTTP/1.1 101"))
+        await server.stop()
+    }
+
+    @Test("sync-server: anonymous refuses pages by default; --allow-origin (repeatable) allows exactly its origins")
+    func syncServerFlag() async throws {
+        let data = FileManager.default.temporaryDirectory.appendingPathComponent("origin-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: data) }
+        let plain = try ChildProcess(syncServer: ["--port", "0", "--data", data + "-a"])
+        defer { try? FileManager.default.removeItem(atPath: data + "-a") }
+        let plainPort = try await plain.port()
+        #expect(try await status(origin: "https://app.example", port: plainPort).hasPrefix("HTTP/1.1 403"))
+        #expect(try await status(origin: nil, port: plainPort).hasPrefix("HTTP/1.1 101"))
+        #expect(try await plain.stop(SIGTERM) == 0)
+
+        let allowing = try ChildProcess(
+            syncServer: [
+                "--port", "0", "--data", data, "--allow-origin", "https://app.example", "--allow-origin",
+                "http://localhost:3000",
+            ])
+        let port = try await allowing.port()
+        #expect(try await status(origin: "https://app.example", port: port).hasPrefix("HTTP/1.1 101"))
+        #expect(try await status(origin: "http://localhost:3000", port: port).hasPrefix("HTTP/1.1 101"))
+        #expect(try await status(origin: "https://evil.example", port: port).hasPrefix("HTTP/1.1 403"))
+        #expect(try await allowing.stop(SIGTERM) == 0)
+    }
 }

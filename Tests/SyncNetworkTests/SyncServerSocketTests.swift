@@ -163,7 +163,12 @@ import Testing
         var events = reader.events.makeAsyncIterator()
         #expect(await events.next() == .opened)
         reader.send(.hello(Hello(credential: .anonymous)))
-        #expect(await events.next() == .message(.welcome(protocolVersion: WireProtocol.version)))
+        #expect(
+            await events.next()
+                == .message(
+                    .welcome(
+                        protocolVersion: WireProtocol.version,
+                        maximumMessageBytes: UInt32(WireProtocol.maximumMessageSize))))
         reader.send(.bind(Bind(sessionID: 1, partition: "p", clientFileID: 2, downloadedVersion: 0)))
 
         // 32 MiB in 512 changesets of 64 KiB, 16 per upload.

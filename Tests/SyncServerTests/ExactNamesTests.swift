@@ -47,7 +47,11 @@ struct ExactNamesTests {
             connection.send(.hello(Hello(credential: .apiKey(key))))
             let answer = await events.next()
             #expect(
-                (answer == .message(.welcome(protocolVersion: WireProtocol.version))) == welcomed,
+                (answer
+                    == .message(
+                        .welcome(
+                            protocolVersion: WireProtocol.version,
+                            maximumMessageBytes: UInt32(WireProtocol.maximumMessageSize)))) == welcomed,
                 "\(key.utf8.count) bytes: \(String(describing: answer))")
             connection.close()
         }
@@ -69,7 +73,12 @@ struct ExactNamesTests {
         var events = connection.events.makeAsyncIterator()
         #expect(await events.next() == .opened)
         connection.send(.hello(Hello(credential: .apiKey("k1"))))
-        #expect(await events.next() == .message(.welcome(protocolVersion: WireProtocol.version)))
+        #expect(
+            await events.next()
+                == .message(
+                    .welcome(
+                        protocolVersion: WireProtocol.version,
+                        maximumMessageBytes: UInt32(WireProtocol.maximumMessageSize))))
         connection.send(.bind(Bind(sessionID: 1, partition: "p", clientFileID: 1, downloadedVersion: 0)))
         _ = await events.next()
         connection.send(

@@ -9,7 +9,11 @@ struct HandshakeTests {
         let server = try await SyncServer.embedded()
         let client = try await TestClient(server)
         client.send(.hello(Hello(credential: .anonymous)))
-        #expect(try await client.next() == .welcome(protocolVersion: WireProtocol.version))
+        #expect(
+            try await client.next()
+                == .welcome(
+                    protocolVersion: WireProtocol.version, maximumMessageBytes: UInt32(WireProtocol.maximumMessageSize))
+        )
         #expect(server.connectionCount == 1)
     }
 

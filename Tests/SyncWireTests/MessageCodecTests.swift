@@ -70,6 +70,11 @@ import Testing
     @Test func serverGoldenBytes() throws {
         let golden: [(ServerMessage, [UInt8])] = [
             (.welcome(protocolVersion: 1), [0x81, 0x01, 0x00]),
+            // Version 5: the server's message limit follows the version.
+            (
+                .welcome(protocolVersion: 5, maximumMessageBytes: 0x0001_0000),
+                [0x81, 0x05, 0x00, 0x00, 0x00, 0x01, 0x00]
+            ),
             (
                 .download(
                     Download(

@@ -31,7 +31,10 @@ enum Samples {
     static let server: [ServerMessage] =
         [
             .welcome(protocolVersion: 1),
-            .welcome(protocolVersion: .max),
+            .welcome(protocolVersion: .max, maximumMessageBytes: 1),
+            .welcome(protocolVersion: 4),
+            .welcome(protocolVersion: 5, maximumMessageBytes: 0),
+            .welcome(protocolVersion: 5, maximumMessageBytes: .max),
             .download(Download(sessionID: 0, entries: [], remainingBytes: 0)),
             .download(Download(sessionID: 1, entries: [], remainingBytes: 0, historyID: 0)),
             .download(Download(sessionID: 2, entries: [], remainingBytes: 7, historyID: .max)),

@@ -8,6 +8,9 @@ struct BoundChannel: Sendable {
     let attempt: Int
     /// Which of the session's bindings this is (the session numbers them; 0 until it does).
     var binding: UInt64 = 0
+    /// The largest message the server accepts, as its `welcome` said (`nil`: a version 4 server, which
+    /// did not say; the client's own limit applies).
+    var serverMaximumMessageBytes: Int? = nil
 
     func send(_ message: ClientMessage) { connection.send(message) }
 }

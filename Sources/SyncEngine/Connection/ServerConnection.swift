@@ -89,6 +89,8 @@ actor ServerConnection {
     private var backoff = BackoffState()
     /// When the current attempt was welcomed.
     private var connectedAt: StreamInstant?
+    /// The largest message the server of the current connection accepts (from its `welcome`).
+    private var serverMaximumMessageBytes: Int?
     private var timers: [Timer: ScheduledWork] = [:]
     private var nextPingID: UInt64 = 1
     private var awaitedPong: UInt64?
@@ -233,9 +235,10 @@ actor ServerConnection {
     private func handle(_ message: ServerMessage) async {
         if logger.isEnabled(.debug) { logger.log(.debug, LogCategory.connection, "received \(message.logSummary)") }
         switch message {
-        case .welcome:
+        case .welcome(_, let maximumMessageBytes):
             guard case .connecting = phase else { return }
             phase = .connected
+            serverMaximumMessageBytes = maximumMessageBytes.map { Int($0) }
             for registration in sessions.values { registration.session.credentialCheckChanged(false) }
             connectedAt = settings.executor.now
             if let started = attemptStartedAt, let connectedAt {
@@ -339,7 +342,10 @@ actor ServerConnection {
         else { return }
         let current = attempt
         sessions[id]?.boundAt = settings.executor.now
-        await registration.session.bound(to: BoundChannel(connection: connection, sessionID: id, attempt: current))
+        await registration.session.bound(
+            to: BoundChannel(
+                connection: connection, sessionID: id, attempt: current,
+                serverMaximumMessageBytes: serverMaximumMessageBytes))
         guard current == attempt, case .connected = phase, sessions[id]?.boundAt != nil else { return }
         registration.session.connectionStateChanged(.connected)
     }
@@ -471,7 +477,8 @@ extension ServerMessage {
     /// The message's kind and size, for the log (never the changesets' bytes).
     var logSummary: String {
         switch self {
-        case .welcome(let version): "welcome (protocol \(version))"
+        case .welcome(let version, let limit):
+            "welcome (protocol \(version)\(limit.map { ", messages up to \($0) bytes" } ?? ""))"
         case .download(let download):
             "download for session \(download.sessionID): \(download.entries.count) entries, \(encodedSize) bytes, "
                 + "\(download.remainingBytes) bytes to come"

@@ -31,6 +31,12 @@ public enum SyncError: Error, Sendable, Hashable, CustomStringConvertible {
     /// `write(_:)` refused a changeset of `bytes` bytes, more than `limit` (the largest that fits in one
     /// message); nothing was stored and the session stays usable.
     case changesetTooLarge(bytes: Int, limit: Int)
+    /// A stored changeset cannot be uploaded: its upload message would be `bytes` bytes, and the server
+    /// accepts messages of at most `limit` bytes (the limit its `welcome` announced). The session stops
+    /// uploading at that changeset (later ones wait behind it) and keeps downloading; it is reported once
+    /// per binding (each connection), and the upload is tried again on the next connection (the server's limit may have
+    /// been raised). Never a reconnect loop.
+    case messageTooLarge(bytes: Int, limit: Int)
     /// The server no longer has history the local copy depends on (its log ends before the client's
     /// downloaded version): the local copy must be reset before it can sync. Fatal.
     case clientResetRequired(String)
@@ -54,7 +60,8 @@ public enum SyncError: Error, Sendable, Hashable, CustomStringConvertible {
         case .authenticationFailed, .permissionDenied, .storageFailure, .clientResetRequired, .storeCorrupted: true
         case .protocolViolation(_, let isFatal): isFatal
         case .connectionFailed, .connectTimedOut, .pongTimedOut, .serverError, .sessionInactive, .sessionInvalid,
-            .cancelled, .invalidArgument, .changesetTooLarge, .storeInUse, .storeRepaired, .appClosed, .timedOut:
+            .cancelled, .invalidArgument, .changesetTooLarge, .messageTooLarge, .storeInUse, .storeRepaired, .appClosed,
+            .timedOut:
             false
         }
     }
@@ -75,6 +82,9 @@ public enum SyncError: Error, Sendable, Hashable, CustomStringConvertible {
         case .invalidArgument(let reason): "invalid argument: \(reason)"
         case .changesetTooLarge(let bytes, let limit):
             "a changeset of \(bytes) bytes exceeds the limit of \(limit) bytes; nothing was stored"
+        case .messageTooLarge(let bytes, let limit):
+            "a stored changeset needs an upload message of \(bytes) bytes, and the server accepts at most \(limit) "
+                + "bytes: it is not uploaded"
         case .clientResetRequired(let reason): "client reset required: \(reason)"
         case .storeInUse(let path): "the local store \(path) is in use by another app or process"
         case .storeCorrupted(let path, let offset): "the local store \(path) is corrupted at byte \(offset)"
@@ -85,7 +95,8 @@ public enum SyncError: Error, Sendable, Hashable, CustomStringConvertible {
         }
     }
 
-    /// Errors of the same kind, whatever their message, grow the reconnect backoff; another kind resets it.
+    /// The error's kind, whatever its message (kept with the backoff's state for the log; every
+    /// consecutive failure grows the reconnect backoff, whatever its kind).
     var backoffKind: Int {
         switch self {
         case .connectionFailed: 0
@@ -107,6 +118,7 @@ public enum SyncError: Error, Sendable, Hashable, CustomStringConvertible {
         case .storeRepaired: 16
         case .appClosed: 17
         case .timedOut: 18
+        case .messageTooLarge: 19
         }
     }
 }

@@ -116,6 +116,9 @@ actor SessionEngine {
     /// Uploads: the next client version to send on this binding, and the bytes sent and not yet acknowledged.
     private var nextToSend: UInt64 = 1
     private var inFlightBytes = 0
+    /// The binding on which a changeset too large for the server's message limit was reported: once per
+    /// binding, and uploading stops there until the next one.
+    private var reportedTooLarge: UInt64?
     private var isUploading = false
 
     /// Group commit: what waits for the next fsync, who waits for it, and who waits for room.
@@ -350,7 +353,8 @@ actor SessionEngine {
     func bound(to channel: BoundChannel) {
         binding += 1
         let bound = BoundChannel(
-            connection: channel.connection, sessionID: channel.sessionID, attempt: channel.attempt, binding: binding)
+            connection: channel.connection, sessionID: channel.sessionID, attempt: channel.attempt, binding: binding,
+            serverMaximumMessageBytes: channel.serverMaximumMessageBytes)
         self.channel = bound
         nextToSend = store.reservedAcknowledgedClientVersion + 1
         inFlightBytes = 0
@@ -461,23 +465,37 @@ actor SessionEngine {
     // MARK: Uploading
 
     /// Sends the durable local changesets the server lacks, in client-version order, in messages below
-    /// the message limit, keeping at most `uploadWindowBytes` unacknowledged; their bytes are read back
-    /// from the store. Runs until nothing more may be sent; concurrent calls coalesce.
+    /// the message limit (the client's, and the server's from its `welcome`), keeping at most
+    /// `uploadWindowBytes` unacknowledged; their bytes are read back from the store. Runs until nothing
+    /// more may be sent; concurrent calls coalesce. A changeset whose upload alone exceeds the server's
+    /// limit is not sent (the server would close the connection with 1009, and the client would send it
+    /// again on every reconnect): uploading stops there and `.messageTooLarge` is reported, once per
+    /// binding.
     private func sendUploads() async {
         guard !isUploading else { return }
         isUploading = true
         defer { isUploading = false }
-        while let channel, controller.wantsSync, !isClosed {
+        while let channel, controller.wantsSync, !isClosed, reportedTooLarge != channel.binding {
             let candidates = store.unacknowledged(from: nextToSend)
             guard !candidates.isEmpty, inFlightBytes < limits.uploadWindowBytes else { return }
+            let maximumMessageBytes = min(limits.maximumMessageBytes, channel.serverMaximumMessageBytes ?? .max)
             var batch: [LocalStore.LocalEntry] = []
             var size = 1 + 4 + 4
             var bytes = 0
             for entry in candidates {
                 let entrySize = 8 + 4 + entry.byteCount
+                if batch.isEmpty, size + entrySize > maximumMessageBytes {
+                    reportedTooLarge = channel.binding
+                    logger.log(
+                        .error, LogCategory.session,
+                        "\(partition): client version \(nextToSend) needs a \(size + entrySize)-byte upload; the "
+                            + "server accepts at most \(maximumMessageBytes) bytes: uploading stops here")
+                    reportError(.messageTooLarge(bytes: size + entrySize, limit: maximumMessageBytes))
+                    return
+                }
                 // A changeset larger than the whole window may go, but only alone: with nothing else in flight.
                 let overWindow = inFlightBytes + bytes + entry.byteCount > limits.uploadWindowBytes
-                if (!batch.isEmpty && size + entrySize > limits.maximumMessageBytes)
+                if (!batch.isEmpty && size + entrySize > maximumMessageBytes)
                     || (overWindow && (!batch.isEmpty || inFlightBytes > 0))
                 {
                     break

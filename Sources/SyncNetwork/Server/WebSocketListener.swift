@@ -294,6 +294,16 @@ package final class WebSocketListener: EventLoopHandler, @unchecked Sendable {
         outbound.withLock { outbound in max(outbound.endedPeak, outbound.open.values.map(\.peak).max() ?? 0) }
     }
 
+    /// How many accepted connections are in their opening handshake (the count
+    /// `limits.maximumHandshakingConnections` bounds).
+    package var handshakingCount: Int {
+        get async {
+            await withCheckedContinuation { continuation in
+                loop.execute { [self] in continuation.resume(returning: handshaking) }
+            }
+        }
+    }
+
     /// How many connections are open (handshaking ones included).
     package var openConnectionCount: Int {
         get async {

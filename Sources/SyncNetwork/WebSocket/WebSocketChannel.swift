@@ -159,6 +159,9 @@ final class WebSocketChannel: EventLoopHandler, @unchecked Sendable {
     /// Whether the opening handshake completed and the channel has not ended.
     var isOpen: Bool { phase == .open }
 
+    /// Whether the TCP connect has not completed yet (a client channel started with `connecting`).
+    var isConnecting: Bool { phase == .connecting }
+
     /// Queues a binary message — its frame header, then its payload (already masked by a client) —
     /// unless closing; both count as written bytes for the delegate.
     func sendMessage(header: [UInt8], payload: [UInt8]) {
@@ -253,7 +256,7 @@ final class WebSocketChannel: EventLoopHandler, @unchecked Sendable {
             guard readiness.writable || readiness.hangUp else { return }
             let code = Socket.pendingError(descriptor)
             guard code == 0 else {
-                finish(.handshakeFailed("cannot connect: \(Socket.describe(code))"))
+                finish(.connectFailed("cannot connect: \(Socket.describe(code))"))
                 return
             }
             phase = .handshaking
@@ -399,7 +402,8 @@ final class WebSocketChannel: EventLoopHandler, @unchecked Sendable {
                 respondAndClose(response, reason: "a plain HTTP request for \(target)")
                 return
             }
-            var decision = WebSocketHandshake.answer(request: head)
+            var decision = WebSocketHandshake.answer(
+                request: head, originPolicy: limits.originPolicy ?? .anyOrigin)
             if case .accept = decision, delegate?.channelShouldOpen(self) == false {
                 decision = .refuse(
                     response: WebSocketHandshake.response(503, "Service Unavailable", headers: ["Retry-After: 5"]),

@@ -6,7 +6,9 @@ enum WebSocketChannelEnd: Sendable, Equatable {
     case closedByPeer(WebSocketCloseCode?, String)
     /// The peer broke the protocol; this side failed the connection with the violation's code.
     case violation(WebSocketViolation)
-    /// TCP connect or the opening handshake failed.
+    /// The TCP connect failed (a client may try the host's next address).
+    case connectFailed(String)
+    /// The opening handshake failed.
     case handshakeFailed(String)
     /// The connection broke without a close handshake (reset, EOF, a peer that does not read).
     case lost(String)

@@ -64,8 +64,11 @@ enum WebSocketHandshake {
         case refuse(response: [UInt8], reason: String)
     }
 
-    /// The server's answer to the request head `bytes`.
-    static func answer(request bytes: ArraySlice<UInt8>) -> ServerDecision {
+    /// The server's answer to the request head `bytes`; a request whose `Origin` `originPolicy` does
+    /// not allow gets `403 Forbidden`.
+    static func answer(
+        request bytes: ArraySlice<UInt8>, originPolicy: WebSocketOriginPolicy = .anyOrigin
+    ) -> ServerDecision {
         guard let head = Head(bytes), head.startLine.count == 3 else {
             return .refuse(response: response(400, "Bad Request"), reason: "not an HTTP request")
         }
@@ -85,6 +88,9 @@ enum WebSocketHandshake {
         guard let key = head.headers["sec-websocket-key"], Base64.decode(key)?.count == 16 else {
             return .refuse(response: response(400, "Bad Request"), reason: "a missing or malformed Sec-WebSocket-Key")
         }
+        guard originPolicy.allows(origin: head.headers["origin"]) else {
+            return .refuse(response: response(403, "Forbidden"), reason: "a web page of an origin not allowed")
+        }
         return .accept(
             response: response(
                 101, "Switching Protocols",
@@ -103,7 +109,8 @@ enum WebSocketHandshake {
         return Array(lines.joined(separator: "\r\n").utf8)
     }
 
-    /// Checks the server's response head to a request made with `key`; the reason it is refused, or `nil`.
+    /// Checks the server's response head to a request made with `key` (offering no extension and no
+    /// subprotocol); the reason it is refused, or `nil`.
     static func refusal(ofResponse bytes: ArraySlice<UInt8>, key: String) -> String? {
         guard let head = Head(bytes), head.startLine.count >= 2, head.startLine[0] == "HTTP/1.1" else {
             return "the server's answer is not HTTP/1.1"
@@ -116,6 +123,14 @@ enum WebSocketHandshake {
         }
         guard head.headers["sec-websocket-accept"] == acceptValue(forKey: key) else {
             return "the server's Sec-WebSocket-Accept does not match the key"
+        }
+        // The client offers no extension and no subprotocol: a server that names one would speak a
+        // framing or a protocol this side does not know (RFC 6455 §4.1, the client fails the connection).
+        if let extensions = head.headers["sec-websocket-extensions"] {
+            return "the server's 101 answer names an extension the client did not offer (\(extensions))"
+        }
+        if let subprotocol = head.headers["sec-websocket-protocol"] {
+            return "the server's 101 answer names a subprotocol the client did not offer (\(subprotocol))"
         }
         return nil
     }

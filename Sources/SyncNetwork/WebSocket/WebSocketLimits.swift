@@ -50,6 +50,10 @@ public struct WebSocketLimits: Sendable, Hashable {
     /// after the previous pong, and gives up on a pong after `pongTimeout` (120 s): keep this above the
     /// clients' ping interval plus pong timeout. Checked every quarter of it; used by servers only.
     public var idleTimeout: Duration
+    /// Servers only: which browser pages may connect (see `WebSocketOriginPolicy`; refused: `403` before
+    /// the upgrade). `nil`: every origin (a bare listener). `SyncServer.listening` uses, when `nil`,
+    /// `.allowList([])` (no browser page) for an anonymous server and `.anyOrigin` for one with API keys.
+    public var originPolicy: WebSocketOriginPolicy?
 
     public init(
         maximumMessageBytes: Int = WireProtocol.maximumMessageSize,
@@ -66,7 +70,8 @@ public struct WebSocketLimits: Sendable, Hashable {
         maximumHandshakingConnections: Int = 1024,
         reservedDescriptors: Int = 64,
         maximumFragmentsPerMessage: Int = 1024,
-        minimumFragmentBytes: Int = 512
+        minimumFragmentBytes: Int = 512,
+        originPolicy: WebSocketOriginPolicy? = nil
     ) {
         self.maximumMessageBytes = maximumMessageBytes
         self.maximumHandshakeBytes = maximumHandshakeBytes
@@ -83,5 +88,6 @@ public struct WebSocketLimits: Sendable, Hashable {
         self.reservedDescriptors = reservedDescriptors
         self.maximumFragmentsPerMessage = maximumFragmentsPerMessage
         self.minimumFragmentBytes = minimumFragmentBytes
+        self.originPolicy = originPolicy
     }
 }

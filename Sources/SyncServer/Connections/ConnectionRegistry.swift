@@ -57,6 +57,9 @@ final class ConnectionRegistry: Sendable {
         _ = state.withLock { $0.entries.removeValue(forKey: id) }
     }
 
+    /// How many connections were ever admitted.
+    var admittedCount: Int { state.withLock { Int($0.nextID - 1) } }
+
     /// Connections not closed by the server and still being served.
     var openCount: Int {
         state.withLock { state in state.entries.values.count { !$0.handle.isClosed } }

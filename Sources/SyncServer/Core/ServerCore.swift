@@ -33,6 +33,9 @@ actor ServerCore {
     private var connections: [UInt64: ConnectionState] = [:]
     /// Per connection whose send turn is taken: the pumps waiting for it, in order (see `takeSendTurn`).
     private var sendTurns: [UInt64: [CheckedContinuation<Void, Never>]] = [:]
+    /// Pumps running, and those of them suspended waiting for their connection's send turn or for it to
+    /// be writable (tests wait for every running pump to be waiting instead of sleeping).
+    private(set) var pumpCounts = (running: 0, waiting: 0)
     /// The store's appends by any writer, for a shared store (see `ServerCore+SharedStore.swift`).
     let appendNotifications: AsyncStream<AppendNotification>?
     /// Per partition being caught up after a notification: the highest version announced so far.
@@ -120,11 +123,12 @@ actor ServerCore {
     }
 
     private func greet(_ connection: ConnectionState, _ hello: Hello) {
-        guard hello.protocolVersion == WireProtocol.version else {
+        guard (WireProtocol.oldestSupportedVersion...WireProtocol.version).contains(hello.protocolVersion) else {
             return fail(
                 connection,
                 .unsupportedProtocolVersion,
-                "the server speaks protocol version \(WireProtocol.version), not \(hello.protocolVersion)"
+                "the server speaks protocol versions \(WireProtocol.oldestSupportedVersion)…\(WireProtocol.version), "
+                    + "not \(hello.protocolVersion)"
             )
         }
         if case .apiKey(let key) = hello.credential, key.utf8.count > configuration.maximumCredentialBytes {
@@ -138,7 +142,14 @@ actor ServerCore {
         connection.owner = hello.credential.ownerIdentity
         connection.phase = .ready(access)
         logger.log(.info, Self.category, "connection \(connection.handle.id) welcomed as \(connection.owner)")
-        connection.handle.send(.welcome(protocolVersion: WireProtocol.version))
+        // From version 5 the welcome says the largest message the server accepts, so a client refuses an
+        // upload that cannot fit instead of being closed with 1009 and sending it again forever.
+        connection.handle.send(
+            hello.protocolVersion >= 5
+                ? .welcome(
+                    protocolVersion: hello.protocolVersion,
+                    maximumMessageBytes: UInt32(clamping: configuration.maximumMessageBytes))
+                : .welcome(protocolVersion: hello.protocolVersion))
     }
 
     /// Sends a connection-level error, then closes the connection and unbinds its sessions.
@@ -411,7 +422,9 @@ actor ServerCore {
     /// (entries appended meanwhile are included: the check and the end happen without suspending), or
     /// when the session ends.
     private func pump(_ session: BoundSession) async {
+        pumpCounts.running += 1
         defer {
+            pumpCounts.running -= 1
             session.isPumping = false
             answerMarks(of: session)
         }
@@ -419,17 +432,19 @@ actor ServerCore {
             answerMarks(of: session)
             guard !session.isCaughtUp else { return }
             let connectionID = session.connection.id
+            pumpCounts.waiting += 1
             await takeSendTurn(connectionID)
+            await session.connection.writable()
+            pumpCounts.waiting -= 1
             let sent = await sendNextDownload(session)
             passSendTurn(connectionID)
             guard sent else { return }
         }
     }
 
-    /// Waits until the connection is writable, then sends `session` its next message; `false` when the
-    /// session or its connection ended (or the store failed). Runs holding the connection's send turn.
+    /// Sends `session` its next message, once its connection was writable; `false` when the session or
+    /// its connection ended (or the store failed). Runs holding the connection's send turn.
     private func sendNextDownload(_ session: BoundSession) async -> Bool {
-        await session.connection.writable()
         guard session.isBound, !session.connection.isClosed else { return false }
         guard let download = await nextDownload(for: session) else { return false }
         guard session.isBound else { return false }

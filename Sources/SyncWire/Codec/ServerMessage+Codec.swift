@@ -6,9 +6,12 @@ extension ServerMessage {
     public func encoded() -> [UInt8] {
         var writer = ByteWriter(capacity: encodedSize)
         switch self {
-        case .welcome(let protocolVersion):
+        case .welcome(let protocolVersion, let maximumMessageBytes):
             writer.write(MessageType.welcome)
             writer.write(protocolVersion)
+            // Version 5's field (a welcome of version 5 or later must carry it; one of version 4 or
+            // earlier must not: the decoder reads it by the version).
+            if let maximumMessageBytes { writer.write(maximumMessageBytes) }
         case .download(let download):
             writer.write(MessageType.download)
             writer.write(download.sessionID)
@@ -69,7 +72,10 @@ extension ServerMessage {
         var (reader, type) = try ByteReader.message(bytes, maximumSize: maximumSize)
         switch type {
         case MessageType.welcome:
-            self = .welcome(protocolVersion: try reader.readUInt16())
+            let protocolVersion = try reader.readUInt16()
+            // A welcome before version 5 ends here; from version 5 the server's message limit follows.
+            let maximumMessageBytes = protocolVersion >= 5 ? try reader.readUInt32() : nil
+            self = .welcome(protocolVersion: protocolVersion, maximumMessageBytes: maximumMessageBytes)
         case MessageType.download:
             let sessionID = try reader.readUInt32()
             // The smallest entry is a changeset: tag, UInt64 version, length prefix.
@@ -131,8 +137,8 @@ extension ServerMessage {
     /// The exact length of `encoded()`, computed without encoding.
     public var encodedSize: Int {
         switch self {
-        case .welcome:
-            1 + 2
+        case .welcome(_, let maximumMessageBytes):
+            1 + 2 + (maximumMessageBytes == nil ? 0 : 4)
         case .download(let download):
             download.entries.reduce(
                 1 + 4 + 4 + 8 + (download.historyID == nil ? 1 : 9) + 4 + 4 * download.acknowledgedDigests.count

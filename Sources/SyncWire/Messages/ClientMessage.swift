@@ -107,6 +107,11 @@ public enum WireProtocol {
     /// The protocol version this build speaks. Version 2 added `ProtocolError.clientReset` at the end of
     /// the `error` message; version 3 added `Bind.historyID` and `Bind.acknowledgedClientVersion` at the end
     /// of `bind`, and `Download.historyID` at the end of `download`; version 4 added
-    /// `Download.acknowledgedDigests` at the end of `download`.
-    public static let version: UInt16 = 4
+    /// `Download.acknowledgedDigests` at the end of `download`; version 5 added the server's
+    /// `maximumMessageBytes` at the end of `welcome`.
+    public static let version: UInt16 = 5
+
+    /// The oldest version a server of this build still welcomes: a version 4 client gets a version 4
+    /// `welcome` (without the message limit), and every other message is the same in both.
+    public static let oldestSupportedVersion: UInt16 = 4
 }

@@ -1,7 +1,11 @@
 /// A message from the server to a client.
 public enum ServerMessage: Sendable, Hashable {
-    /// The server accepted `hello`.
-    case welcome(protocolVersion: UInt16)
+    /// The server accepted `hello`, and will speak `protocolVersion`. From version 5 it says the largest
+    /// message it accepts (`maximumMessageBytes`, encoded size): a client never sends a larger one (an
+    /// upload that cannot fit is refused with `SyncError.messageTooLarge` instead of being closed with
+    /// 1009 and retried). Present exactly when `protocolVersion` is 5 or more (the decoder reads it by the
+    /// version); `nil` from a version 4 server, and in the welcome a version 4 client gets.
+    case welcome(protocolVersion: UInt16, maximumMessageBytes: UInt32? = nil)
     /// The next entries of a bound session's partition log, in server-version order.
     case download(Download)
     /// The server finished unbinding a session.

@@ -1,3 +1,4 @@
+import TestSupport
 import Testing
 
 @testable import SyncEngine
@@ -6,7 +7,7 @@ import Testing
 struct ReconnectBackoffTests {
     let policy = ReconnectBackoff()
 
-    @Test("1 s at first, ×2 for each failure of the same kind, capped at 5 minutes")
+    @Test("1 s at first, ×2 for each consecutive failure, capped at 5 minutes")
     func growsAndCaps() {
         var state = BackoffState()
         let delays = (0..<12).map { _ in state.delay(afterFailureOf: 0, policy: policy, random: 0) }
@@ -15,25 +16,53 @@ struct ReconnectBackoffTests {
         )
     }
 
-    @Test("jitter subtracts a uniform share of at most a quarter")
+    @Test("full jitter by default: the delay is uniform in [0, nominal]; a smaller jitterFraction keeps a floor")
     func jitter() {
         for random in [0.0, 0.25, 0.5, 0.999, 1.0] {
             var state = BackoffState()
             _ = state.delay(afterFailureOf: 0, policy: policy, random: 0)
             let delay = state.delay(afterFailureOf: 0, policy: policy, random: random)
-            #expect(delay == .seconds(2) - .seconds(2) * (0.25 * random))
-            #expect(delay >= .milliseconds(1500) && delay <= .seconds(2))
+            #expect(delay == .seconds(2) - .seconds(2) * random)
+            var quarter = BackoffState()
+            let realm = ReconnectBackoff(jitterFraction: 0.25)
+            _ = quarter.delay(afterFailureOf: 0, policy: realm, random: 0)
+            #expect(quarter.delay(afterFailureOf: 0, policy: realm, random: random) >= .milliseconds(1500))
         }
     }
 
-    @Test("a different kind of failure starts again from the initial delay")
-    func differentErrorResets() {
+    @Test("a fleet of 2,000 clients that lost the server together comes back spread over the whole delay")
+    func fleetSpreads() {
+        let seed: UInt64 = 0x5EED_2300
+        print("ReconnectBackoffTests.fleetSpreads seed \(seed)")
+        var generator = SeededGenerator(seed: seed)
+        let clients = 2000
+        // Each client's first failure after the restart: the delay until it comes back, in 100 ms buckets.
+        var buckets = [Int](repeating: 0, count: 10)
+        var latest = Duration.zero
+        var earliest = Duration.seconds(1)
+        for _ in 0..<clients {
+            var state = BackoffState()
+            let delay = state.delay(
+                afterFailureOf: 0, policy: policy, random: Double.random(in: 0..<1, using: &generator))
+            latest = max(latest, delay)
+            earliest = min(earliest, delay)
+            buckets[min(9, Int(delay / .milliseconds(100)))] += 1
+        }
+        // Uniform over [0, 1 s]: about 200 per 100 ms; the old quarter jitter put all 2,000 in [750, 1000] ms.
+        #expect(earliest < .milliseconds(100) && latest > .milliseconds(900), "\(earliest)…\(latest)")
+        #expect(buckets.allSatisfy { $0 < clients / 5 }, "\(buckets)")
+        #expect(buckets.allSatisfy { $0 > clients / 20 }, "\(buckets)")
+    }
+
+    @Test("failures of alternating kinds still back off: the nominal delay grows across kinds")
+    func alternatingKindsBackOff() {
         var state = BackoffState()
-        _ = state.delay(afterFailureOf: 0, policy: policy, random: 0)
-        _ = state.delay(afterFailureOf: 0, policy: policy, random: 0)
-        #expect(state.delay(afterFailureOf: 0, policy: policy, random: 0) == .seconds(4))
-        #expect(state.delay(afterFailureOf: 1, policy: policy, random: 0) == .seconds(1))
-        #expect(state.delay(afterFailureOf: 1, policy: policy, random: 0) == .seconds(2))
+        let kinds = [
+            SyncError.connectionFailed("refused").backoffKind, SyncError.connectTimedOut.backoffKind,
+            SyncError.pongTimedOut.backoffKind,
+        ]
+        let delays = (0..<10).map { state.delay(afterFailureOf: kinds[$0 % kinds.count], policy: policy, random: 0) }
+        #expect(delays == [1, 2, 4, 8, 16, 32, 64, 128, 256, 300].map { Duration.seconds($0) })
     }
 
     @Test("reset() starts again from the initial delay")

@@ -97,7 +97,11 @@ final class ScriptedServer: SyncConnectionAcceptor {
         Task {
             for await message in connection.incoming {
                 switch message {
-                case .hello: connection.send(.welcome(protocolVersion: WireProtocol.version))
+                case .hello:
+                    connection.send(
+                        .welcome(
+                            protocolVersion: WireProtocol.version,
+                            maximumMessageBytes: UInt32(WireProtocol.maximumMessageSize)))
                 case .bind(let bind): for answer in script(bind) { connection.send(answer) }
                 case .ping(let id): connection.send(.pong(id: id))
                 case .mark(let sessionID, let id): connection.send(.marked(sessionID: sessionID, id: id))

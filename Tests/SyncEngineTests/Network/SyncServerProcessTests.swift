@@ -52,7 +52,12 @@ import Testing
         var events = connection.events.makeAsyncIterator()
         #expect(await events.next() == .opened)
         connection.send(.hello(Hello(credential: .anonymous)))
-        #expect(await events.next() == .message(.welcome(protocolVersion: WireProtocol.version)))
+        #expect(
+            await events.next()
+                == .message(
+                    .welcome(
+                        protocolVersion: WireProtocol.version,
+                        maximumMessageBytes: UInt32(WireProtocol.maximumMessageSize))))
         #expect(try await server.stop(SIGTERM) == 0)
         let last = await events.next()
         guard case .closed(.connectionLost(let reason)) = last else {
@@ -321,7 +326,11 @@ import Testing
                 transport: WebSocketTransport(limits: WebSocketLimits(handshakeTimeout: .seconds(2))))
             if case .opened = try await client.next() {
                 client.send(.hello(Hello(credential: .anonymous)))
-                #expect(try await client.nextMessage() == .welcome(protocolVersion: WireProtocol.version))
+                #expect(
+                    try await client.nextMessage()
+                        == .welcome(
+                            protocolVersion: WireProtocol.version,
+                            maximumMessageBytes: UInt32(WireProtocol.maximumMessageSize)))
                 client.send(.bind(Bind(sessionID: 1, partition: "p", clientFileID: 1, downloadedVersion: 0)))
                 switch try await client.nextMessage() {
                 case .download: break
@@ -392,7 +401,9 @@ import Testing
         let port = try await server.port()
         let hello = ClientMessage.hello(Hello(credential: .anonymous)).encoded().map { String(format: "%02x", $0) }
             .joined()
-        let welcome = ServerMessage.welcome(protocolVersion: WireProtocol.version).encoded()
+        let welcome = ServerMessage.welcome(
+            protocolVersion: WireProtocol.version, maximumMessageBytes: UInt32(WireProtocol.maximumMessageSize)
+        ).encoded()
             .map { String(format: "%02x", $0) }.joined()
         let script = """
             import asyncio, sys

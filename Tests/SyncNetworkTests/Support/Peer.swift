@@ -47,7 +47,13 @@ final class Peer: Sendable {
     func welcome() async throws {
         guard try await next() == .opened else { throw TimedOut(what: ".opened") }
         connection.send(.hello(Hello(credential: .anonymous)))
-        guard try await next() == .message(.welcome(protocolVersion: WireProtocol.version)) else {
+        guard
+            try await next()
+                == .message(
+                    .welcome(
+                        protocolVersion: WireProtocol.version,
+                        maximumMessageBytes: UInt32(WireProtocol.maximumMessageSize)))
+        else {
             throw TimedOut(what: "welcome")
         }
     }

@@ -42,7 +42,11 @@ final class TestClient: Sendable {
         let client = try await TestClient(connection: connection)
         client.send(.hello(Hello(credential: credential)))
         let answer = try await client.next()
-        try #require(answer == .welcome(protocolVersion: WireProtocol.version))
+        try #require(
+            answer
+                == .welcome(
+                    protocolVersion: WireProtocol.version, maximumMessageBytes: UInt32(WireProtocol.maximumMessageSize))
+        )
         return client
     }
 

@@ -113,7 +113,9 @@ extension PostgresTests {
             var events = connection.events.makeAsyncIterator()
             #expect(await events.next() == .opened)
             connection.send(.hello(Hello(credential: .anonymous)))
-            #expect(await events.next() == .message(.welcome(protocolVersion: WireProtocol.version)))
+            let welcome = await events.next()
+            let welcomed = if case .message(.welcome(WireProtocol.version, _?))? = welcome { true } else { false }
+            #expect(welcomed, "\(String(describing: welcome))")
             #expect(try await server.stop(SIGTERM) == 0)
             let last = await events.next()
             guard case .closed(.connectionLost(let reason)) = last else {
