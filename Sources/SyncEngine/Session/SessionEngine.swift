@@ -541,7 +541,9 @@ actor SessionEngine {
         let record = store.recordLocal(Array(data))
         let clientFileID = store.clientFileID
         try await commit(PendingWrite(records: [record], remainingBytes: nil))
-        guard case .local(let clientVersion, _) = record else { preconditionFailure("recordLocal makes a .local record") }
+        guard case .local(let clientVersion, _) = record else {
+            preconditionFailure("recordLocal makes a .local record")
+        }
         return (clientFileID, clientVersion)
     }
 
@@ -576,6 +578,7 @@ actor SessionEngine {
         for waiter in waiters { waiter.resume() }
         resumeBindingWaiters(with: nil)
         resumeUploadWaiters(failing: .appClosed)
+        receipts.close(.appClosed)
         feed.finish()
         statusTracker.finish()
         // Every other stream of the session ends too, after what was published before.
@@ -710,6 +713,7 @@ actor SessionEngine {
         }
         reportUploadProgress()
         resumeUploadWaiters()
+        receipts.update(written: UInt64(store.local.count), acknowledged: store.acknowledgedClientVersion)
         controller.handle(.pendingUploads(store.hasUnacknowledged))
         noteSyncState(afterServerReport: batch.contains { $0.remainingBytes != nil })
         if channel != nil { Task { await self.sendUploads() } }

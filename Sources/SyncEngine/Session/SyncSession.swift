@@ -153,7 +153,7 @@ public final class SyncSession: Sendable, Hashable, CustomStringConvertible {
 
     /// Runs `operation` unless the session is or becomes inactive or invalid, or the task is cancelled,
     /// whichever comes first.
-    private func waitWhileSyncing(
+    func waitWhileSyncing(
         _ operation: @escaping @Sendable () async throws(SyncError) -> Void
     ) async throws(SyncError) {
         if engine.controller.isShutDown { throw .appClosed }

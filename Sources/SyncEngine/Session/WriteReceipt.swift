@@ -78,6 +78,7 @@ public struct PendingWrites: Sendable, Hashable, CustomStringConvertible {
     }
 
     public var description: String {
-        isEmpty ? "PendingWrites(none)" : "PendingWrites(\(clientVersions.lowerBound)...\(clientVersions.upperBound - 1))"
+        isEmpty
+            ? "PendingWrites(none)" : "PendingWrites(\(clientVersions.lowerBound)...\(clientVersions.upperBound - 1))"
     }
 }
