@@ -17,7 +17,11 @@ final class Fired: Sendable {
 @MainActor
 func track(_ read: @escaping @MainActor () -> Void) -> Fired {
     let fired = Fired()
-    withObservationTracking { read() } onChange: { fired.fire() }
+    withObservationTracking {
+        read()
+    } onChange: {
+        fired.fire()
+    }
     return fired
 }
 
@@ -122,7 +126,7 @@ struct SyncStatusModelTests {
         #expect(after.times == 0, "one update for the burst, nothing more")
     }
 
-    @Test("a model let go of stops observing: no retain cycle, the stream's subscription ends")
+    @Test("a model let go of is released: its subscription holds it weakly (no retain cycle)")
     func releases() async throws { try await releasesOnMain() }
 
     @MainActor
