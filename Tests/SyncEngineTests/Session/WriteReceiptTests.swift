@@ -68,6 +68,29 @@ struct WriteReceiptTests {
         #expect(pendingSets.values.first?.isEmpty == true)
         #expect(pendingSets.values.map(\.count).max() == 2)
         try await fixture.app.close()
+        try await eventually("the pending set's stream finished with the app") { pendingSets.isFinished }
+    }
+
+    @Test("another session's receipt is not pending here; a receipt naming a store the session does not know throws")
+    func foreignReceipts() async throws {
+        let fixture = try await EngineFixture()
+        defer { fixture.directory.remove() }
+        let user = try await fixture.app.login(.anonymous)
+        let first = try await user.openSession(partition: "a", suspended: true)
+        let second = try await user.openSession(partition: "b", suspended: true)
+        let receipt = try await first.write(payload(1))
+        let its = try await second.write(payload(2))
+        #expect(its.clientVersion == receipt.clientVersion, "the same client version, in another store")
+        #expect(its != receipt)
+        #expect(first.isPending(receipt) && second.isPending(its))
+        #expect(!second.isPending(receipt) && !first.isPending(its))
+        first.resume()
+        let unknown = WriteReceipt(clientVersion: 1, clientFileID: receipt.clientFileID &+ 1, session: first)
+        guard case .invalidArgument? = try await AwaitedUpload(unknown).finished("the await ended") else {
+            Issue.record("expected .invalidArgument for a store the session does not know")
+            return
+        }
+        try await fixture.app.close()
     }
 
     @Test("an upload lost with its connection: still pending; uploaded returns after the reconnect re-sends it")
