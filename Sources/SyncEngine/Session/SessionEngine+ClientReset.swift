@@ -143,6 +143,12 @@ extension SessionEngine {
         uploadedBase = uploadedBase.addingClamped(old.uploadedBytes)
         downloadedBase = downloadedBase.addingClamped(old.downloadedBytes)
         store = replacement
+        // Write receipts follow their writes: held by the server, recovered as the new client versions, or gone.
+        receipts.replaced(
+            lastIntegrated: lastIntegrated, recovered: clientReset.mode == .recoverUnsyncedChanges,
+            error: .clientResetRequired("a client reset (\(details.reason)) discarded this write"),
+            by: replacement.clientFileID, written: UInt64(replacement.local.count),
+            acknowledged: replacement.acknowledgedClientVersion)
         feed.replaceStore(with: replacement.file, restart: details.reason == .historyLost)
         reportUploadProgress()
         controller.handle(.pendingUploads(store.hasUnacknowledged))

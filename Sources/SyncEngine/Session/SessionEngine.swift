@@ -37,6 +37,8 @@ actor SessionEngine {
     nonisolated let connectionStatePublisher: OrderedPublisher<ConnectionState>
     /// The session's `SyncStatus` (see `SessionStatusTracker`).
     nonisolated let statusTracker: SessionStatusTracker
+    /// The writes' receipts: what is pending, and who waits for an acknowledgement (see `ReceiptLedger`).
+    nonisolated let receipts: ReceiptLedger
     /// The wall clock `SyncStatus`'s dates come from.
     nonisolated let wallClock: @Sendable () -> Date
     /// The bytes the server last reported still to send on the current binding; `nil` while unknown.
@@ -174,6 +176,9 @@ actor SessionEngine {
             sessionState: { [controller] in controller.state },
             progress: { notifier.current($0) })
         statusTracker = tracker
+        receipts = ReceiptLedger(
+            clientFileID: store.clientFileID, written: UInt64(store.local.count),
+            acknowledged: store.acknowledgedClientVersion, executor: callbackExecutor)
         self.wallClock = wallClock
         self.logger = logger
         self.clientReset = clientReset
@@ -540,7 +545,7 @@ actor SessionEngine {
     /// disk, and they are uploaded in client-version order. Waits first while the group-commit queue is full;
     /// only then are the bytes copied into the store's record, so writes that wait for room hold nothing
     /// but the caller's `Data`.
-    func write(_ data: Data) async throws(SyncError) {
+    func write(_ data: Data) async throws(SyncError) -> (clientFileID: UInt64, clientVersion: UInt64) {
         try checkWritable()
         guard data.count <= limits.maximumChangesetBytes else {
             throw .changesetTooLarge(bytes: data.count, limit: limits.maximumChangesetBytes)
@@ -551,7 +556,13 @@ actor SessionEngine {
             await withCheckedContinuation { resetWaiters.append($0) }
             try checkWritable()
         }
-        try await commit(PendingWrite(records: [store.recordLocal(Array(data))], remainingBytes: nil))
+        let record = store.recordLocal(Array(data))
+        let clientFileID = store.clientFileID
+        try await commit(PendingWrite(records: [record], remainingBytes: nil))
+        guard case .local(let clientVersion, _) = record else {
+            preconditionFailure("recordLocal makes a .local record")
+        }
+        return (clientFileID, clientVersion)
     }
 
     private func checkWritable() throws(SyncError) {
@@ -585,6 +596,7 @@ actor SessionEngine {
         for waiter in waiters { waiter.resume() }
         resumeBindingWaiters(with: nil)
         resumeUploadWaiters(failing: .appClosed)
+        receipts.close(.appClosed)
         feed.finish()
         statusTracker.finish()
         // Every other stream of the session ends too, after what was published before.
@@ -719,6 +731,7 @@ actor SessionEngine {
         }
         reportUploadProgress()
         resumeUploadWaiters()
+        receipts.update(written: UInt64(store.local.count), acknowledged: store.acknowledgedClientVersion)
         controller.handle(.pendingUploads(store.hasUnacknowledged))
         noteSyncState(afterServerReport: batch.contains { $0.remainingBytes != nil })
         if channel != nil { Task { await self.sendUploads() } }

@@ -153,7 +153,7 @@ public final class SyncSession: Sendable, Hashable, CustomStringConvertible {
 
     /// Runs `operation` unless the session is or becomes inactive or invalid, or the task is cancelled,
     /// whichever comes first.
-    private func waitWhileSyncing(
+    func waitWhileSyncing(
         _ operation: @escaping @Sendable () async throws(SyncError) -> Void
     ) async throws(SyncError) {
         if engine.controller.isShutDown { throw .appClosed }
@@ -219,12 +219,17 @@ public final class SyncSession: Sendable, Hashable, CustomStringConvertible {
     /// Appends a changeset to the partition: durable on disk when this returns, works offline, and is
     /// uploaded when the session is connected.
     ///
+    /// - Returns: The write's receipt (its client version): `isPending(_:)` tells whether the server has
+    ///   acknowledged it yet, `try await receipt.uploaded` waits until it has (see `WriteReceipt`). Callers
+    ///   that do not need it may ignore it.
     /// - Throws: `.changesetTooLarge` (nothing stored, the session stays usable) when `data` is larger than
     ///   the configuration's `maximumChangesetBytes`; `.sessionInvalid` on an invalid session; `.appClosed`
     ///   after the app closed; `.storageFailure` if the local store cannot be written (the session then
     ///   becomes invalid).
-    public func write(_ data: Data) async throws(SyncError) {
-        try await engine.write(data)
+    @discardableResult
+    public func write(_ data: Data) async throws(SyncError) -> WriteReceipt {
+        let (clientFileID, clientVersion) = try await engine.write(data)
+        return WriteReceipt(clientVersion: clientVersion, clientFileID: clientFileID, session: self)
     }
 
     /// Every changeset of the partition the server has ordered, in server-version order: first those

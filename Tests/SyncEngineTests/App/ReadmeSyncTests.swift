@@ -50,7 +50,9 @@ struct ReadmeSyncTests {
             .subscribe { synced in print(synced ? "✓ synced" : "⟳ syncing…") }
             .store(in: &tokens)
 
-        try await session.write(Data("buy milk".utf8))
+        let receipt = try await session.write(Data("buy milk".utf8))
+        try await receipt.uploaded
+        #expect(!session.isPending(receipt))
         try await session.wait(for: .upload)
         main.advance(by: .milliseconds(100))
         main.advance(by: .milliseconds(100))
