@@ -56,21 +56,44 @@ struct ConnectionManagementTests {
         #expect(fixture.errors.values.allSatisfy { $0.session == nil })
     }
 
-    @Test("full jitter shortens each delay by the random share of the whole")
+    @Test("jitter shortens each delay by the random share of a quarter")
     func jitter() async throws {
         let fixture = try await EngineFixture(random: { 0.5 }, faults: .init(refuse: true))
         defer { fixture.directory.remove() }
         _ = try await fixture.open()
-        let first = Duration.milliseconds(500)  // 1 s − 0.5 × 1 s
+        let first = Duration.milliseconds(875)  // 1 s − 0.5 × 1 s / 4
         try await eventually("first reconnect scheduled") { fixture.timers.nextDueTime == fixture.timers.now + first }
         fixture.timers.advance(by: first)
-        let second = Duration.milliseconds(1000)  // 2 s − 0.5 × 2 s
+        let second = Duration.milliseconds(1750)
         try await eventually("second reconnect scheduled") { fixture.timers.nextDueTime == fixture.timers.now + second }
     }
 
-    @Test("a different kind of error still grows the backoff (alternating failures never retry at 1 s forever)")
-    func differentErrorStillBacksOff() async throws {
+    @Test("a different error resets the backoff (the default, as Realm's client)")
+    func differentErrorResets() async throws {
         let fixture = try await EngineFixture(faults: .init(refuse: true))
+        defer { fixture.directory.remove() }
+        _ = try await fixture.open()
+        try await eventually("1 s") { fixture.timers.nextDueTime == fixture.timers.now + .seconds(1) }
+        fixture.timers.advance(by: .seconds(1))
+        try await eventually("2 s") { fixture.timers.nextDueTime == fixture.timers.now + .seconds(2) }
+        // The next attempt hangs instead: it fails by connect timeout, a different error.
+        fixture.transport.faults = .init(hold: true)
+        fixture.timers.advance(by: .seconds(2))
+        try await eventually("connect timeout armed") {
+            fixture.transport.attempts == 3 && fixture.timers.pendingCount == 1
+        }
+        #expect(fixture.timers.nextDueTime == fixture.timers.now + .seconds(120))
+        fixture.timers.advance(by: .seconds(120))
+        try await eventually("reset to 1 s") { fixture.timers.nextDueTime == fixture.timers.now + .seconds(1) }
+        #expect(fixture.errors.values.map(\.error).contains(.connectTimedOut))
+    }
+
+    @Test(
+        "with ReconnectBackoff.fleet a different kind of error still grows the backoff (alternating failures never retry at 1 s forever)"
+    )
+    func differentErrorStillBacksOffWithFleet() async throws {
+        let fixture = try await EngineFixture(
+            random: { 0 }, faults: .init(refuse: true), timing: EngineTiming(backoff: .fleet))
         defer { fixture.directory.remove() }
         _ = try await fixture.open()
         try await eventually("1 s") { fixture.timers.nextDueTime == fixture.timers.now + .seconds(1) }

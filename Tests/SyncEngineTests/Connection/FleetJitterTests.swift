@@ -8,7 +8,7 @@ import Testing
 /// Issue 23 item 9: a fleet of clients that lose the server together does not come back in one burst.
 /// Each app's timers run on its own `TestExecutor` (virtual time); the randomness is seeded.
 @Suite(.timeLimit(.minutes(5))) struct FleetJitterTests {
-    @Test("24 apps refused together with the default backoff schedule their reconnects across the whole second")
+    @Test("24 apps refused together with ReconnectBackoff.fleet schedule their reconnects across the whole second")
     func fleetReconnectsSpread() async throws {
         let seed: UInt64 = 0x0F1E_E723
         print("FleetJitterTests.fleetReconnectsSpread seed \(seed)")
@@ -16,9 +16,9 @@ import Testing
         var delays: [Duration] = []
         for _ in 0..<24 {
             let random: @Sendable () -> Double = { generator.withLock { Double.random(in: 0..<1, using: &$0) } }
-            // The default policy (1 s, full jitter), every attempt refused as by a server that restarts.
+            // The fleet policy (1 s, full jitter), every attempt refused as by a server that restarts.
             let fixture = try await EngineFixture(
-                random: random, faults: .init(refuse: true), timing: EngineTiming(backoff: ReconnectBackoff()))
+                random: random, faults: .init(refuse: true), timing: EngineTiming(backoff: .fleet))
             defer { fixture.directory.remove() }
             _ = try await fixture.open()
             try await eventually("the reconnect to be scheduled") {

@@ -16,21 +16,31 @@ struct ReconnectBackoffTests {
         )
     }
 
-    @Test("full jitter by default: the delay is uniform in [0, nominal]; a smaller jitterFraction keeps a floor")
+    @Test("jitter subtracts a uniform share of at most a quarter by default; .fleet's is the whole delay")
     func jitter() {
         for random in [0.0, 0.25, 0.5, 0.999, 1.0] {
             var state = BackoffState()
             _ = state.delay(afterFailureOf: 0, policy: policy, random: 0)
             let delay = state.delay(afterFailureOf: 0, policy: policy, random: random)
-            #expect(delay == .seconds(2) - .seconds(2) * random)
-            var quarter = BackoffState()
-            let realm = ReconnectBackoff(jitterFraction: 0.25)
-            _ = quarter.delay(afterFailureOf: 0, policy: realm, random: 0)
-            #expect(quarter.delay(afterFailureOf: 0, policy: realm, random: random) >= .milliseconds(1500))
+            #expect(delay == .seconds(2) - .seconds(2) * (0.25 * random))
+            #expect(delay >= .milliseconds(1500) && delay <= .seconds(2))
+            var full = BackoffState()
+            _ = full.delay(afterFailureOf: 0, policy: .fleet, random: 0)
+            #expect(full.delay(afterFailureOf: 0, policy: .fleet, random: random) == .seconds(2) - .seconds(2) * random)
         }
     }
 
-    @Test("a fleet of 2,000 clients that lost the server together comes back spread over the whole delay")
+    @Test("a different kind of failure starts again from the initial delay (the default)")
+    func differentErrorResets() {
+        var state = BackoffState()
+        _ = state.delay(afterFailureOf: 0, policy: policy, random: 0)
+        _ = state.delay(afterFailureOf: 0, policy: policy, random: 0)
+        #expect(state.delay(afterFailureOf: 0, policy: policy, random: 0) == .seconds(4))
+        #expect(state.delay(afterFailureOf: 1, policy: policy, random: 0) == .seconds(1))
+        #expect(state.delay(afterFailureOf: 1, policy: policy, random: 0) == .seconds(2))
+    }
+
+    @Test("with .fleet, 2,000 clients that lost the server together come back spread over the whole delay")
     func fleetSpreads() {
         let seed: UInt64 = 0x5EED_2300
         print("ReconnectBackoffTests.fleetSpreads seed \(seed)")
@@ -43,7 +53,7 @@ struct ReconnectBackoffTests {
         for _ in 0..<clients {
             var state = BackoffState()
             let delay = state.delay(
-                afterFailureOf: 0, policy: policy, random: Double.random(in: 0..<1, using: &generator))
+                afterFailureOf: 0, policy: .fleet, random: Double.random(in: 0..<1, using: &generator))
             latest = max(latest, delay)
             earliest = min(earliest, delay)
             buckets[min(9, Int(delay / .milliseconds(100)))] += 1
@@ -54,14 +64,14 @@ struct ReconnectBackoffTests {
         #expect(buckets.allSatisfy { $0 > clients / 20 }, "\(buckets)")
     }
 
-    @Test("failures of alternating kinds still back off: the nominal delay grows across kinds")
+    @Test("with .fleet, failures of alternating kinds still back off: the nominal delay grows across kinds")
     func alternatingKindsBackOff() {
         var state = BackoffState()
         let kinds = [
             SyncError.connectionFailed("refused").backoffKind, SyncError.connectTimedOut.backoffKind,
             SyncError.pongTimedOut.backoffKind,
         ]
-        let delays = (0..<10).map { state.delay(afterFailureOf: kinds[$0 % kinds.count], policy: policy, random: 0) }
+        let delays = (0..<10).map { state.delay(afterFailureOf: kinds[$0 % kinds.count], policy: .fleet, random: 0) }
         #expect(delays == [1, 2, 4, 8, 16, 32, 64, 128, 256, 300].map { Duration.seconds($0) })
     }
 
