@@ -174,7 +174,9 @@ import Testing
             "--log-level", "info",
         ])
         let port = try await server.port()
-        let welcome = ServerMessage.welcome(protocolVersion: WireProtocol.version)
+        // Protocol 5's welcome also carries the server's message limit (the default, 16 MiB).
+        let welcome = ServerMessage.welcome(
+            protocolVersion: WireProtocol.version, maximumMessageBytes: UInt32(WireProtocol.maximumMessageSize))
         #expect(try await hello(port, key: "old") == welcome)
         #expect(try await hello(port, key: "new") != welcome)
 
