@@ -1,3 +1,4 @@
+import Foundation
 import SyncEngine
 import Testing
 
@@ -7,17 +8,95 @@ import Testing
 struct StatusLineTests {
     let upload = SyncProgress(transferredBytes: 6_100_000, transferrableBytes: 8_000_000, progressEstimate: 0.76)
 
-    @Test("bytes, percent, rate, ETA, bar and both connection states, with a spinner frame while outstanding")
-    func rendersEverything() {
-        let snapshot = StatusSnapshot(
+    /// Mid-sync: every field.
+    var midSync: StatusSnapshot {
+        StatusSnapshot(
             upload: upload,
             initialDownload: SyncProgress(transferredBytes: 4, transferrableBytes: 10, progressEstimate: 0.4),
             totalBytes: 8_000_000, syncedBytes: 3_200_000, writer: .connected, reader: .connecting,
-            bytesPerSecond: 1_600_000, frame: 2)
+            rate: TransferRate(bytesPerSecond: 1_600_000, estimatedTimeRemaining: .milliseconds(2_500)),
+            pending: PendingWork(uploadChangesets: 12, uploadBytes: 1_200_000, downloadBytes: nil),
+            lastSyncedAt: Date(timeIntervalSince1970: 100), now: Date(timeIntervalSince1970: 104.5), frame: 2)
+    }
+
+    /// While `--offline-for` runs: the writer suspended with everything pending, never synced.
+    var offline: StatusSnapshot {
+        StatusSnapshot(
+            totalBytes: 4_000_000, writer: .disconnected, reader: .connected,
+            rate: TransferRate(bytesPerSecond: 0, estimatedTimeRemaining: nil),
+            pending: PendingWork(uploadChangesets: 40, uploadBytes: 4_000_000, downloadBytes: nil),
+            offlineReason: .suspended)
+    }
+
+    @Test("every field: bytes, percent, rate and ETA (from the operator), connections, pending, upload, last sync, bar")
+    func rendersEverything() {
         #expect(
-            StatusLine(colour: false).render(snapshot)
-                == "⠹ 3.2/8.0 MB 40% 1.6 MB/s ETA 0:03 │ writer connected │ reader connecting │ ↑ 6.1 MB │ [####------]"
+            StatusLine(colour: false).render(midSync)
+                == "⠹ 3.2/8.0 MB 40% 1.6 MB/s ETA 0:03 │ writer connected │ reader connecting │ 12 pending (1.2 MB) │ ↑ 6.1 MB │ synced 4 s ago │ [####------]"
         )
+        #expect(
+            StatusLine(colour: false).render(offline)
+                == "⠋ 0.0/4.0 MB 0% 0.0 MB/s │ writer suspended │ reader connected │ 40 pending (4.0 MB) │ ↑ 0.0 MB │ never synced"
+        )
+    }
+
+    @Test(
+        "mid-sync at 40, 60, 80, 120 columns: least important fields dropped whole (bar, upload, last sync, pending, reader, ETA, rate)",
+        arguments: [
+            (
+                120,
+                "⠹ 3.2/8.0 MB 40% 1.6 MB/s ETA 0:03 │ writer connected │ reader connecting │ 12 pending (1.2 MB) │ synced 4 s ago"
+            ),
+            (80, "⠹ 3.2/8.0 MB 40% 1.6 MB/s ETA 0:03 │ writer connected │ reader connecting"),
+            (60, "⠹ 3.2/8.0 MB 40% 1.6 MB/s ETA 0:03 │ writer connected"),
+            (40, "⠹ 3.2/8.0 MB 40% │ writer connected"),
+        ])
+    func midSyncFitsTheWidth(width: Int, expected: String) {
+        #expect(StatusLine(colour: false).render(midSync, width: width) == expected)
+        #expect(StatusLine.visibleWidth(StatusLine(colour: true).render(midSync, width: width)) <= width)
+    }
+
+    @Test(
+        "offline at 40, 60, 80, 120 columns: the writer's offline reason outlives the rate, reader, pending, last sync",
+        arguments: [
+            (
+                120,
+                "⠋ 0.0/4.0 MB 0% 0.0 MB/s │ writer suspended │ reader connected │ 40 pending (4.0 MB) │ ↑ 0.0 MB │ never synced"
+            ),
+            (80, "⠋ 0.0/4.0 MB 0% 0.0 MB/s │ writer suspended │ reader connected"),
+            (60, "⠋ 0.0/4.0 MB 0% 0.0 MB/s │ writer suspended"),
+            (40, "⠋ 0.0/4.0 MB 0% │ writer suspended"),
+        ])
+    func offlineFitsTheWidth(width: Int, expected: String) {
+        #expect(StatusLine(colour: false).render(offline, width: width) == expected)
+    }
+
+    @Test("at every width no word is cut: each segment is a whole field (the old line ended in `reader connec` at 60)")
+    func neverCutsAWord() {
+        let line = StatusLine(colour: false)
+        for snapshot in [midSync, offline] {
+            let texts = Set(line.fields(snapshot).map(\.text))
+            for width in 16...160 {
+                let rendered = line.render(snapshot, width: width)
+                #expect(StatusLine.visibleWidth(rendered) <= width, "\(width): \(rendered)")
+                for segment in rendered.components(separatedBy: StatusLine.separator).dropFirst() {
+                    #expect(texts.contains(segment), "width \(width): \(segment) is not a whole field")
+                }
+            }
+        }
+    }
+
+    @Test("layout: drops the highest priority number first, the rightmost among equals, never priority 0")
+    func layoutOrder() {
+        let fields = [
+            StatusLine.Field("aaaa", priority: 0), StatusLine.Field("bb", priority: 1, attached: true),
+            StatusLine.Field("cc", priority: 2), StatusLine.Field("dd", priority: 2),
+        ]
+        #expect(StatusLine.layout(fields, width: 100) == "aaaa bb │ cc │ dd")
+        #expect(StatusLine.layout(fields, width: 15) == "aaaa bb │ cc")
+        #expect(StatusLine.layout(fields, width: 10) == "aaaa bb")
+        #expect(StatusLine.layout(fields, width: 6) == "aaaa")
+        #expect(StatusLine.layout(fields, width: 2) == "aa", "priority 0 alone too wide: clipped, the last resort")
     }
 
     @Test("spinner frames advance while work is outstanding; a check mark once everything is synced")

@@ -142,7 +142,23 @@ struct TerminalTests {
         terminal.finishLine()
         #expect(pty.written().hasSuffix("\u{1B}[?25h"))  // the cursor is shown again
     }
+
+    @Test("COLUMNS (a positive number) is the width when the terminal reports none (0 columns), and only then")
+    func columnsFallback() throws {
+        let pty = try PseudoTerminal()
+        pty.resize(columns: 0)
+        let terminal = Terminal(environment: ["TERM": "xterm", "COLUMNS": "42"], descriptor: pty.terminal)
+        #expect(terminal.columns == 42)
+        pty.resize(columns: 70)
+        terminal.refreshWidth()
+        #expect(terminal.columns == 70, "the terminal's own width wins")
+        pty.resize(columns: 0)
+        let ignored = Terminal(environment: ["TERM": "xterm", "COLUMNS": "-5"], descriptor: pty.terminal)
+        #expect(ignored.columns == 80, "not a positive number: the default")
+    }
 }
 
 /// `pipe(2)`, named apart from the test that uses it.
-private func systemPipe(_ ends: inout [Int32]) -> Int32 { pipe(&ends) }
+private func systemPipe(_ ends: inout [Int32]) -> Int32 {
+    pipe(&ends)
+}

@@ -88,6 +88,8 @@ public enum Sizes {
     public static let p6Values = 1_000_000
     public static let p7Subscribers = 1_000
     public static let p7Updates = 10_000
+    /// P7 status: writes to one offline session.
+    public static let p7StatusWrites = 10_000
     /// 100 MB, as 1,600 changesets of 64 KB.
     public static let p8Megabytes = 100
     /// P9: values sent in total by the two threads.

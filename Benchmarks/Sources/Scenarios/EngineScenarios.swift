@@ -27,6 +27,14 @@ public enum EngineScenarios {
             library: "SyncStreams", unit: "delivery", count: Sizes.p7Updates, opsPerCount: Sizes.p7Subscribers,
             run: { progressFanOut($0, mode: .reportIndefinitely, onSessionExecutor: true) }),
         Scenario(
+            id: "P7 status", title: "the write path (256 B writes, 64 in flight, offline) while session.status is",
+            library: "not subscribed", unit: "write", count: Sizes.p7StatusWrites,
+            run: { await statusWritePath(writes: $0, subscribers: 0) }),
+        Scenario(
+            id: "P7 status", title: "the write path (256 B writes, 64 in flight, offline) while session.status is",
+            library: "100 subscribers", unit: "write", count: Sizes.p7StatusWrites,
+            run: { await statusWritePath(writes: $0, subscribers: 100) }),
+        Scenario(
             id: "P8", title: "sync throughput: 64 KB changesets, app → embedded server → app",
             library: "SyncStreams", unit: "MB", count: Sizes.p8Megabytes,
             run: { await embeddedSync(megabytes: $0, writesInFlight: 1) }),
@@ -85,6 +93,40 @@ public enum EngineScenarios {
         }
         for token in tokens { token.invalidate() }
         return accumulator.count - Sizes.p7Subscribers  // the deliveries of the updates (not the snapshot)
+    }
+
+    /// P7 status: `writes` writes of 256 bytes (64 in flight, so group commit batches them) to a session
+    /// opened suspended (no connection: only the local write path is timed), with `subscribers`
+    /// subscribers on `session.status` (0: nobody). The status is published by a job on the session's
+    /// callback executor, computed from the newest facts, never on the writer's path; nobody subscribed,
+    /// that job sends into a subject with no subscribers. So the two variants should cost the same per
+    /// write: what subscribing costs the write path is the difference.
+    public static func statusWritePath(writes: Int, subscribers: Int) async -> Int {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("P7-status-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: root) }
+        do {
+            let server = try await SyncServer.embedded()
+            let app = SyncApp(configuration: .init(server: server.endpoint, directory: root))
+            let session = try await app.login(.anonymous).openSession(partition: "p7-status", suspended: true)
+            let seen = Accumulator()  // fed on the session's serial callback executor only
+            let tokens = (0..<subscribers).map { _ in
+                session.status.subscribe { seen.add($0.pending.uploadChangesets) }
+            }
+            let payload = Data(repeating: 0x5A, count: 256)
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for index in 0..<writes {
+                    if index >= 64 { try await group.next() }
+                    group.addTask { _ = try await session.write(payload) }
+                }
+                try await group.waitForAll()
+            }
+            for token in tokens { token.invalidate() }
+            try? await app.close()
+            await server.stop()
+            return writes &+ seen.count
+        } catch {
+            fatalError("P7 status: \(error)")
+        }
     }
 
     /// Two apps on one embedded server: the first writes `megabytes` MB as 64 KB changesets, keeping up to

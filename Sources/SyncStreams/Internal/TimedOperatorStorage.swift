@@ -1,6 +1,9 @@
 /// The state machine of a time-based operator (`throttle`, `debounce`, `timeout`, `delay`), as its storage
 /// drives it: upstream events and timer firings in, `OperatorAction`s whose effects are `TimedEffect`s out.
 protocol TimedOperatorStateMachine: SendableMetatype {
+    /// What the upstream delivers: the output itself, except for operators that compute something else
+    /// from it (`rate` turns progress into `TransferRate`s).
+    associatedtype Input = Output
     associatedtype Output
     associatedtype Failure: Error
     /// What the machine hands out to be released outside the lock.
@@ -16,7 +19,7 @@ protocol TimedOperatorStateMachine: SendableMetatype {
 
     /// The subscription starts (before the upstream is subscribed to).
     mutating func started() -> TimedEffect<Discarded>?
-    mutating func valueReceived(_ value: Output, at now: StreamInstant) -> Action
+    mutating func valueReceived(_ value: Input, at now: StreamInstant) -> Action
     mutating func completed(_ completion: StreamCompletion<Failure>, at now: StreamInstant) -> Action
     mutating func timerFired(epoch: UInt64, at now: StreamInstant) -> Action
     /// The subscriber invalidated.
@@ -72,7 +75,7 @@ where Machine.Output: Sendable {
 
     /// Starts the machine (timeout's clock), then subscribes to the upstream.
     func connect<Upstream: SyncStream>(to upstream: Upstream)
-    where Upstream.Output == Output, Upstream.Failure == Failure {
+    where Upstream.Output == Machine.Input, Upstream.Failure == Failure {
         perform(relay.withExtra { $0.started() })
         let token = upstream.subscribe(
             onValue: { value in

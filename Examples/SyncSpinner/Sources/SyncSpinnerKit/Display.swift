@@ -2,8 +2,8 @@ import Dispatch
 import Foundation
 import SyncEngine
 
-/// What the spinner shows, kept and drawn on one serial queue (`queue`): the latest progress and
-/// connection states, a rate over the last second, and the output policy — a line redrawn ten times a
+/// What the spinner shows, kept and drawn on one serial queue (`queue`): the latest progress, connection
+/// states, download rate (from `rate(window:on:)`) and the writer's status, and the output policy — a line redrawn ten times a
 /// second on a terminal, plain lines at most every half second otherwise, and a line for each connection
 /// state change in plain mode.
 final class Display: @unchecked Sendable {
@@ -14,7 +14,6 @@ final class Display: @unchecked Sendable {
     private let line: StatusLine
     private let startedAt = ContinuousClock.now
     private var snapshot: StatusSnapshot
-    private var samples: [(at: ContinuousClock.Instant, bytes: Int)] = []
     private var lastPlainLine: ContinuousClock.Instant?
     private var timer: (any DispatchSourceTimer)?
     private var isFinished = false
@@ -52,20 +51,25 @@ final class Display: @unchecked Sendable {
         snapshot.download = download
         snapshot.syncedBytes = min(download.transferredBytes, snapshot.totalBytes)
         let now = ContinuousClock.now
-        samples.append((now, snapshot.syncedBytes))
-        samples.removeAll { now - $0.at > .seconds(1) }
-        if let first = samples.first, let last = samples.last, last.at > first.at {
-            let seconds =
-                Double((last.at - first.at).components.attoseconds) / 1e18
-                + Double((last.at - first.at).components.seconds)
-            snapshot.bytesPerSecond = Double(last.bytes - first.bytes) / seconds
-        }
         if terminal.isTerminal {
             draw()
         } else if lastPlainLine.map({ now - $0 >= .milliseconds(500) }) ?? true {
             lastPlainLine = now
             terminal.printLine(plain())
         }
+    }
+
+    /// The reader's download rate and time remaining; shown at the next redraw.
+    func update(rate: TransferRate) {
+        snapshot.rate = rate
+    }
+
+    /// The writer's status: its pending work, why it is offline, when it last synced; shown at the next
+    /// redraw (or plain line).
+    func update(writerStatus status: SyncStatus) {
+        snapshot.pending = status.pending
+        snapshot.offlineReason = status.offlineReason
+        snapshot.lastSyncedAt = status.lastSyncedAt
     }
 
     /// The reader's initial download (`.forCurrentlyOutstandingWork`).
@@ -111,11 +115,14 @@ final class Display: @unchecked Sendable {
 
     private func draw(elapsed seconds: Double? = nil) {
         snapshot.elapsedSeconds = seconds ?? elapsed
-        terminal.redraw(line.render(snapshot))
+        snapshot.now = Date()
+        // One column short of the width, so the cursor never wraps.
+        terminal.redraw(line.render(snapshot, width: terminal.columns - 1))
     }
 
     private func plain(elapsed seconds: Double? = nil) -> String {
         snapshot.elapsedSeconds = seconds ?? elapsed
+        snapshot.now = Date()
         return String(format: "%.2f s  ", snapshot.elapsedSeconds) + line.render(snapshot)
     }
 }

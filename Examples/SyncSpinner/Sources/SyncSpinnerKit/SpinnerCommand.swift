@@ -167,6 +167,14 @@ final class SpinnerRun: Sendable {
             .observe(on: display.queue)
             .subscribe { upload, download in display.update(upload: upload, download: download) }
             .store(in: &tokens)
+        // The reader's download rate and time remaining over the last second, measured on the UI queue's
+        // clock; the display keeps the newest and shows it at its next redraw.
+        reader.progress(for: .download, mode: .reportIndefinitely)
+            .rate(window: .seconds(1), on: display.queue)
+            .subscribe { display.update(rate: $0) }
+            .store(in: &tokens)
+        // The writer's pending work, offline reason and last sync.
+        writer.status.observe(on: display.queue).subscribe { display.update(writerStatus: $0) }.store(in: &tokens)
 
         if options.offlineSeconds > 0 {
             try? await Task.sleep(for: .seconds(options.offlineSeconds))

@@ -1,44 +1,119 @@
+import Foundation
 import SyncEngine
 
-/// Renders a `StatusSnapshot` as one line: a pure value type, unit-tested without a terminal.
+/// Renders a `StatusSnapshot` as one line that fits a width: a pure value type, unit-tested without a
+/// terminal.
 ///
 /// ```
-/// ⠹ 3.2/8.0 MB 40% 12.5 MB/s ETA 0:01 │ writer connected │ reader connecting │ ↑ 6.1 MB │ [####------]
+/// ⠹ 3.2/8.0 MB 40% 1.6 MB/s ETA 0:03 │ writer connected │ reader connecting │ 12 pending (1.2 MB) │ ↑ 6.1 MB │ synced 4 s ago │ [####------]
 /// ```
 ///
-/// - Most important first, so a narrow terminal cuts the least important end: the spinner, what the reader
-///   holds of the workload, percent, rate and time left, each app's connection state, what the writer has
-///   uploaded, and the reader's initial download (`.forCurrentlyOutstandingWork`) as a bar.
+/// - The fields, left to right: the spinner with what the reader holds of the workload and the percent;
+///   the reader's download rate and time remaining (from `rate(window:on:)`); the writer's connection,
+///   or why it is offline (`writer suspended`); the reader's connection; the writer's pending
+///   changesets and bytes; what the writer has uploaded; when the writer last synced; the reader's
+///   initial download (`.forCurrentlyOutstandingWork`) as a bar.
+/// - **Width.** `render(_:width:)` drops whole fields, least important first, until the line fits
+///   (`layout(_:width:)`); a word is never cut. Importance, most first: the spinner, bytes and percent
+///   (never dropped); the writer's connection or offline reason; the rate; the time remaining; the
+///   reader's connection; the pending work; the last sync; what was uploaded; the bar. Only if the first
+///   field alone is wider than the width is it clipped.
 /// - The spinner frame shows while work is outstanding, `✓` once the reader holds everything.
-/// - With `colour`, connection states are green (connected), yellow (connecting) or red (disconnected),
-///   and the check mark is green; without it the line has no escape byte.
-/// - `clipped(_:to:)` cuts a line to a terminal's width counting only visible characters, never inside an
-///   escape sequence, so a redrawn line never wraps.
+/// - With `colour`, connection states are green (connected), yellow (connecting) or red (disconnected,
+///   offline), and the check mark is green; without it the line has no escape byte.
 public struct StatusLine: Sendable {
     /// Braille spinner frames.
     public static let frames: [Character] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"]
     /// The width of the initial-download bar, between its brackets.
     public static let barWidth = 10
+    /// Between fields that are not attached to the previous one.
+    public static let separator = " │ "
 
     public var colour: Bool
 
     public init(colour: Bool) { self.colour = colour }
 
-    public func render(_ snapshot: StatusSnapshot) -> String {
-        var head =
+    /// One piece of the line.
+    public struct Field: Sendable, Equatable {
+        /// The text, maybe with colour escapes.
+        public var text: String
+        /// How important it is: 0 is never dropped; the highest is dropped first.
+        public var priority: Int
+        /// Joined to the previous field with a space (part of the same group) instead of `separator`.
+        public var attached: Bool
+
+        public init(_ text: String, priority: Int, attached: Bool = false) {
+            self.text = text
+            self.priority = priority
+            self.attached = attached
+        }
+    }
+
+    /// The whole line, every field (for plain output, where there is no width).
+    public func render(_ snapshot: StatusSnapshot) -> String { Self.layout(fields(snapshot), width: .max) }
+
+    /// The line, fitted to `width` visible columns by dropping the least important fields.
+    public func render(_ snapshot: StatusSnapshot, width: Int) -> String {
+        Self.layout(fields(snapshot), width: width)
+    }
+
+    /// The fields of `snapshot`, in display order, with their priorities.
+    public func fields(_ snapshot: StatusSnapshot) -> [Field] {
+        let spinner =
             snapshot.isOutstanding
             ? String(Self.frames[snapshot.frame % Self.frames.count]) : paint("✓", .green)
-        head += " \(Self.bytes(snapshot.syncedBytes, of: snapshot.totalBytes)) \(Self.percent(snapshot.fraction)) "
-        head += snapshot.bytesPerSecond.map { Self.rate($0) } ?? "– MB/s"
-        if snapshot.isOutstanding, let rate = snapshot.bytesPerSecond, rate > 0 {
-            head += " ETA \(Self.duration(Double(snapshot.totalBytes - snapshot.syncedBytes) / rate))"
+        var fields = [
+            Field(
+                "\(spinner) \(Self.bytes(snapshot.syncedBytes, of: snapshot.totalBytes)) "
+                    + Self.percent(snapshot.fraction), priority: 0),
+            Field(snapshot.rate.map { Self.rate($0.bytesPerSecond) } ?? "– MB/s", priority: 2, attached: true),
+        ]
+        if snapshot.isOutstanding, let remaining = snapshot.rate?.estimatedTimeRemaining {
+            fields.append(Field("ETA \(Self.duration(remaining.seconds))", priority: 3, attached: true))
         }
-        var parts = [head, "writer " + state(snapshot.writer), "reader " + state(snapshot.reader)]
-        parts.append("↑ \(Self.megabytes(snapshot.upload?.transferredBytes ?? 0)) MB")
+        if let reason = snapshot.offlineReason {
+            fields.append(Field("writer " + paint(Self.reason(reason), .red), priority: 1))
+        } else {
+            fields.append(Field("writer " + state(snapshot.writer), priority: 1))
+        }
+        fields.append(Field("reader " + state(snapshot.reader), priority: 4))
+        if let pending = snapshot.pending {
+            fields.append(
+                Field("\(pending.uploadChangesets) pending (\(Self.megabytes(pending.uploadBytes)) MB)", priority: 5))
+        }
+        fields.append(Field("↑ \(Self.megabytes(snapshot.upload?.transferredBytes ?? 0)) MB", priority: 7))
+        fields.append(Field(Self.lastSynced(snapshot.lastSyncedAt, now: snapshot.now), priority: 6))
         if let initial = snapshot.initialDownload {
-            parts.append(Self.bar(initial.isTransferComplete ? 1 : initial.fractionTransferred))
+            fields.append(Field(Self.bar(initial.isTransferComplete ? 1 : initial.fractionTransferred), priority: 8))
         }
-        return parts.joined(separator: " │ ")
+        return fields
+    }
+
+    /// Joins `fields` in order, dropping the least important ones (the highest priority; among equals,
+    /// the rightmost) until the line is at most `width` visible columns. Fields of priority 0 are never
+    /// dropped: if they alone are too wide, the line is clipped (`clipped(_:to:)`). A dropped field takes
+    /// its separator with it; a field attached to a dropped one keeps its place in the group.
+    public static func layout(_ fields: [Field], width: Int) -> String {
+        var kept = fields
+        while true {
+            let line = join(kept)
+            if visibleWidth(line) <= width { return line }
+            guard
+                let drop = kept.indices.filter({ kept[$0].priority > 0 }).max(by: {
+                    (kept[$0].priority, $0) < (kept[$1].priority, $1)
+                })
+            else { return clipped(line, to: width) }
+            kept.remove(at: drop)
+        }
+    }
+
+    private static func join(_ fields: [Field]) -> String {
+        var line = ""
+        for (index, field) in fields.enumerated() {
+            if index > 0 { line += field.attached ? " " : separator }
+            line += field.text
+        }
+        return line
     }
 
     /// The summary line at the end of a successful run.
@@ -78,6 +153,25 @@ public struct StatusLine: Sendable {
         return "\(whole / 60):\(secondsPart < 10 ? "0" : "")\(secondsPart)"
     }
 
+    /// `"synced 4 s ago"`, `"synced 2 min ago"`, `"never synced"`.
+    public static func lastSynced(_ date: Date?, now: Date) -> String {
+        guard let date else { return "never synced" }
+        let seconds = max(0, Int(now.timeIntervalSince(date).rounded(.down)))
+        return seconds < 120 ? "synced \(seconds) s ago" : "synced \(seconds / 60) min ago"
+    }
+
+    /// A short offline reason: `"suspended"`, `"waiting to reconnect"`, `"credential refused"`,
+    /// `"client reset"`, `"closed"`.
+    public static func reason(_ reason: OfflineReason) -> String {
+        switch reason {
+        case .suspended: "suspended"
+        case .waitingToReconnect: "waiting to reconnect"
+        case .credentialRefused: "credential refused"
+        case .clientReset: "client reset"
+        case .closed: "closed"
+        }
+    }
+
     /// `"[####------]"`.
     public static func bar(_ fraction: Double) -> String {
         let filled = Int((min(1, max(0, fraction)) * Double(barWidth)).rounded(.down))
@@ -104,7 +198,7 @@ public struct StatusLine: Sendable {
         self.colour ? "\u{1B}[\(colour.rawValue)m\(text)\u{1B}[0m" : text
     }
 
-    /// `line` cut to `width` visible characters (escape sequences take no width and are never cut; a
+    /// `line` cut to `width` visible characters (the last resort of `layout`) (escape sequences take no width and are never cut; a
     /// colour left open is closed). A width below 1 gives an empty line.
     public static func clipped(_ line: String, to width: Int) -> String {
         guard width > 0 else { return "" }
@@ -152,4 +246,9 @@ public struct StatusLine: Sendable {
         }
         return count
     }
+}
+
+extension Duration {
+    /// This duration in seconds, as a `Double`.
+    var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
 }

@@ -1,3 +1,4 @@
+import Foundation
 import SyncEngine
 
 /// Everything the status line shows at one moment.
@@ -14,8 +15,17 @@ public struct StatusSnapshot: Sendable, Equatable {
     public var syncedBytes: Int
     public var writer: ConnectionState
     public var reader: ConnectionState
-    /// Bytes per second the reader receives, if known.
-    public var bytesPerSecond: Double?
+    /// The reader's download rate and time remaining (`rate(window:on:)` on its download progress),
+    /// `nil` before its first value.
+    public var rate: TransferRate?
+    /// The writer's pending work (`writer.status`), `nil` before its first status.
+    public var pending: PendingWork?
+    /// Why the writer is offline (`writer.status`), `nil` while it connects or is connected.
+    public var offlineReason: OfflineReason?
+    /// When the writer was last fully synced (`writer.status`), `nil` if never.
+    public var lastSyncedAt: Date?
+    /// The time the line is drawn at (for "synced 3 s ago").
+    public var now: Date
     /// Which spinner frame to show.
     public var frame: Int
     /// Seconds since the sync began.
@@ -24,8 +34,9 @@ public struct StatusSnapshot: Sendable, Equatable {
     public init(
         upload: SyncProgress? = nil, download: SyncProgress? = nil, initialDownload: SyncProgress? = nil,
         totalBytes: Int, syncedBytes: Int = 0, writer: ConnectionState = .disconnected,
-        reader: ConnectionState = .disconnected, bytesPerSecond: Double? = nil, frame: Int = 0,
-        elapsedSeconds: Double = 0
+        reader: ConnectionState = .disconnected, rate: TransferRate? = nil, pending: PendingWork? = nil,
+        offlineReason: OfflineReason? = nil, lastSyncedAt: Date? = nil, now: Date = Date(timeIntervalSince1970: 0),
+        frame: Int = 0, elapsedSeconds: Double = 0
     ) {
         self.upload = upload
         self.download = download
@@ -34,7 +45,11 @@ public struct StatusSnapshot: Sendable, Equatable {
         self.syncedBytes = syncedBytes
         self.writer = writer
         self.reader = reader
-        self.bytesPerSecond = bytesPerSecond
+        self.rate = rate
+        self.pending = pending
+        self.offlineReason = offlineReason
+        self.lastSyncedAt = lastSyncedAt
+        self.now = now
         self.frame = frame
         self.elapsedSeconds = elapsedSeconds
     }

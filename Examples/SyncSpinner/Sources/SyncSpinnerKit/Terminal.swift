@@ -13,7 +13,8 @@ import Foundation
 ///   drawing; colour unless `NO_COLOR` is set (to anything) or `TERM` is `dumb`; with `TERM=dumb` no escape
 ///   sequence at all (the line is redrawn with `\r` and padded with spaces).
 /// - Not a terminal: plain lines, no escape byte ever.
-/// - The width comes from `ioctl(TIOCGWINSZ)`, read again on `SIGWINCH`.
+/// - The width comes from `ioctl(TIOCGWINSZ)` (or `COLUMNS` when the terminal reports none), read again
+///   on `SIGWINCH`.
 ///
 /// Not thread-safe: the spinner uses it from its UI queue only.
 public final class Terminal {
@@ -28,6 +29,8 @@ public final class Terminal {
     public private(set) var columns: Int
     /// The descriptor written to.
     public let descriptor: Int32
+    /// `COLUMNS` from the environment, when a positive number.
+    private let columnsFromEnvironment: Int?
     private var cursorHidden = false
     private var lastLineWidth = 0
 
@@ -41,14 +44,21 @@ public final class Terminal {
         usesEscapes = isTerminal && !dumb
         colour = usesEscapes && environment["NO_COLOR"] == nil
         columns = 80
+        columnsFromEnvironment = environment["COLUMNS"].flatMap { Int($0) }.flatMap { $0 > 0 ? $0 : nil }
         refreshWidth()
     }
 
-    /// Reads the terminal's width again (after `SIGWINCH`).
+    /// Reads the terminal's width again (after `SIGWINCH`): `ioctl(TIOCGWINSZ)`, or `COLUMNS` from the
+    /// environment (a positive number) when the terminal does not report a width (some pseudo-terminals
+    /// report 0 columns).
     public func refreshWidth() {
         guard isTerminal else { return }
         var size = winsize()
-        if ioctl(descriptor, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 { columns = Int(size.ws_col) }
+        if ioctl(descriptor, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 {
+            columns = Int(size.ws_col)
+        } else if let fallback = columnsFromEnvironment {
+            columns = fallback
+        }
     }
 
     /// Redraws the status line in place, cut to the width (one column short, so the cursor never wraps).
