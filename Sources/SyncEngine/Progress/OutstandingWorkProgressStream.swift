@@ -2,8 +2,8 @@
 /// `OutstandingWorkProgress`, delivers what it emits, and finishes after the complete value.
 ///
 /// Subscribing subscribes to the direction's subject, which delivers the current report at once when one
-/// is known (so the total is captured at registration), then every later report. A report of nil (nothing
-/// known yet) is skipped. After the final value the subscription delivers `.finished`, detaches from the
+/// is known (so the total is captured at registration), then every later report. Nil (nothing known yet)
+/// and stale markers are skipped: a registration made while the report is stale captures the next one. After the final value the subscription delivers `.finished`, detaches from the
 /// subject and releases the callbacks.
 ///
 /// ```
@@ -14,7 +14,7 @@ struct OutstandingWorkProgressStream: SyncStream {
     typealias Output = SyncProgress
     typealias Failure = Never
 
-    let reports: CurrentValueSubject<SyncProgress?, Never>
+    let reports: CurrentValueSubject<ProgressEvent?, Never>
 
     func subscribe(
         onValue: @escaping @Sendable (SyncProgress) -> Void,
@@ -62,8 +62,8 @@ struct OutstandingWorkProgressStream: SyncStream {
             self.onCompletion = onCompletion
         }
 
-        func receive(_ report: SyncProgress?) {
-            guard let report else { return }
+        func receive(_ event: ProgressEvent?) {
+            guard case .report(let report)? = event else { return }
             switch machine.receive(report) {
             case .none:
                 return

@@ -16,12 +16,12 @@ final class ProgressChannel: Sendable {
     }
 
     private let state = Locked(State())
-    private let publisher = OrderedPublisher<SyncProgress?>(nil)
+    private let publisher = OrderedPublisher<ProgressEvent?>(nil)
 
     init() {}
 
-    /// The reports, nil until the first update.
-    var subject: CurrentValueSubject<SyncProgress?, Never> { publisher.subject }
+    /// The reports and stale markers, nil until the first update.
+    var subject: CurrentValueSubject<ProgressEvent?, Never> { publisher.subject }
 
     /// The latest report, or nil before the first update.
     var current: SyncProgress? { state.withLock { $0.progress.latest } }
@@ -40,9 +40,9 @@ final class ProgressChannel: Sendable {
     /// the next report instead of capturing this one; `current` keeps it.
     func markStale() {
         let queued = state.withLock { state in
-            guard !state.isFinished, state.lastQueued != nil else { return false }
+            guard !state.isFinished, let last = state.lastQueued else { return false }
             state.lastQueued = nil
-            publisher.enqueue(nil)
+            publisher.enqueue(.stale(after: last))
             return true
         }
         if queued { publisher.drain() }
@@ -60,7 +60,7 @@ final class ProgressChannel: Sendable {
             let report = state.progress.update(transferred: transferred, transferrable: transferrable)
             guard report != state.lastQueued else { return false }
             state.lastQueued = report
-            publisher.enqueue(report)
+            publisher.enqueue(.report(report))
             return true
         }
         if queued { publisher.drain() }

@@ -64,17 +64,28 @@ public final class ProgressNotifier: Sendable {
         let reports = channel(direction).subject
         switch mode {
         case .reportIndefinitely:
-            // A direct closure rather than `compactMap`: the only work per value is skipping the nil that
-            // stands for "nothing known yet" (or "stale"). The stream finishes when the notifier does.
-            // A stale marker (nil, see `markStale`) may separate two identical reports: each subscription
-            // drops a report equal to the one it delivered last.
+            // A direct closure rather than `compactMap`: the work per value is skipping the nil that stands
+            // for "nothing known yet" and the stale markers. The stream finishes when the notifier does.
+            // A stale marker may separate two identical reports: a subscription that delivered the report
+            // the marker names skips the next one if it is the same (a newer one, registered while stale,
+            // delivers it). Nothing is compared or stored per report otherwise.
             return AnySyncStream { onValue, onCompletion in
-                let last = LastReport()
+                let filter = StaleRepeatFilter()
                 return reports.subscribe(
-                    onValue: { report in
-                        guard let report, report != last.value else { return }
-                        last.value = report
-                        onValue(report)
+                    onValue: { event in
+                        switch event {
+                        case .report(let report)?:
+                            if let skip = filter.skipIfEqual {
+                                filter.skipIfEqual = nil
+                                if skip == report { return }
+                            }
+                            filter.hasDelivered = true
+                            onValue(report)
+                        case .stale(let after)?:
+                            if filter.hasDelivered { filter.skipIfEqual = after }
+                        case nil:
+                            return
+                        }
                     },
                     onCompletion: onCompletion)
             }
@@ -129,9 +140,12 @@ public final class ProgressNotifier: Sendable {
     }
 }
 
-/// The report a `.reportIndefinitely` subscription delivered last.
-private final class LastReport: @unchecked Sendable {
+/// A `.reportIndefinitely` subscription's memory of a stale marker: the report to skip if it comes next.
+private final class StaleRepeatFilter: @unchecked Sendable {
     // @unchecked Sendable: only touched inside one subscription's callbacks, which the subject serializes
     // and orders with its lock.
-    var value: SyncProgress?
+    /// Set once the subscription delivered a report: every stale marker after that names the report it
+    /// delivered last (the publisher delivers every queued event, in order).
+    var hasDelivered = false
+    var skipIfEqual: SyncProgress?
 }
