@@ -64,31 +64,7 @@ public final class ProgressNotifier: Sendable {
         let reports = channel(direction).subject
         switch mode {
         case .reportIndefinitely:
-            // A direct closure rather than `compactMap`: the work per value is skipping the nil that stands
-            // for "nothing known yet" and the stale markers. The stream finishes when the notifier does.
-            // A stale marker may separate two identical reports: a subscription that delivered the report
-            // the marker names skips the next one if it is the same (a newer one, registered while stale,
-            // delivers it). Nothing is compared or stored per report otherwise.
-            return AnySyncStream { onValue, onCompletion in
-                let filter = StaleRepeatFilter()
-                return reports.subscribe(
-                    onValue: { event in
-                        switch event {
-                        case .report(let report)?:
-                            if let skip = filter.skipIfEqual {
-                                filter.skipIfEqual = nil
-                                if skip == report { return }
-                            }
-                            filter.hasDelivered = true
-                            onValue(report)
-                        case .stale(let after)?:
-                            if filter.hasDelivered { filter.skipIfEqual = after }
-                        case nil:
-                            return
-                        }
-                    },
-                    onCompletion: onCompletion)
-            }
+            return AnySyncStream(IndefiniteProgressStream(reports: reports))
         case .forCurrentlyOutstandingWork:
             return AnySyncStream(OutstandingWorkProgressStream(reports: reports))
         }
@@ -138,14 +114,4 @@ public final class ProgressNotifier: Sendable {
         case .download: download
         }
     }
-}
-
-/// A `.reportIndefinitely` subscription's memory of a stale marker: the report to skip if it comes next.
-private final class StaleRepeatFilter: @unchecked Sendable {
-    // @unchecked Sendable: only touched inside one subscription's callbacks, which the subject serializes
-    // and orders with its lock.
-    /// Set once the subscription delivered a report: every stale marker after that names the report it
-    /// delivered last (the publisher delivers every queued event, in order).
-    var hasDelivered = false
-    var skipIfEqual: SyncProgress?
 }
