@@ -262,4 +262,71 @@ struct CopiedStoreTests {
         #expect(Collected(session.changesets).bytes == expected)
         #expect(session.state.value == .active)
     }
+
+    @Test(
+        "a copy that has not written a client version the server acknowledged for the original is reset (historyLost), not failed with a protocol violation; its later write reaches the server"
+    )
+    func acknowledgementOfAVersionTheCopyNeverWroteResetsIt() async throws {
+        // Found by the simulation (all-faults seeds 38, 175): a client store restored from a backup taken
+        // before its write of client version 1; the server acknowledged the original's version 1, and the
+        // acknowledgement reached the restored store before it wrote a version 1 of its own.
+        let original = TemporaryDirectory()
+        let copy = TemporaryDirectory()
+        defer {
+            original.remove()
+            copy.remove()
+        }
+        let server = try await SyncServer.embedded()
+        let other = TemporaryDirectory()
+        defer { other.remove() }
+        do {
+            // Someone else's changeset, so that the original's client file is created by a download.
+            let app = makeApp(server: server.endpoint, directory: other.url)
+            let session = try await app.login(.anonymous).openSession(partition: "p")
+            try await session.write(payload(9))
+            try await session.wait(for: .upload)
+            try await app.close()
+        }
+        do {
+            let app = makeApp(server: server.endpoint, directory: original.url)
+            let session = try await app.login(.anonymous).openSession(partition: "p")
+            try await session.wait(for: .download)
+            try await app.close()
+        }
+        // The backup: a bound client file, no local changeset.
+        try FileManager.default.removeItem(at: copy.url)
+        try FileManager.default.copyItem(at: original.url, to: copy.url)
+        do {
+            let app = makeApp(server: server.endpoint, directory: original.url)
+            let session = try await app.login(.anonymous).openSession(partition: "p")
+            try await session.write(payload(1))  // client version 1 of the client file
+            try await session.wait(for: .upload)
+            try await app.close()
+        }
+        let recorder = ResetRecorder()
+        let fixture = try await EngineFixture(server: server, faults: .init(refuse: true), directory: copy)
+        let session = try await fixture.open()
+        let token = recorder.watch(session)  // before it connects: it sees both events
+        defer { token.invalidate() }
+        try await eventually("the reconnect scheduled") {
+            fixture.timers.nextDueTime == fixture.timers.now + .seconds(1)
+        }
+        fixture.transport.faults.refuse = false
+        fixture.timers.advance(by: .seconds(1))
+        try await eventually("the copy is reset") { recorder.events.count == 2 || session.state.value == .invalid }
+        #expect(session.state.value == .active)
+        #expect(recorder.events.first?.reset.reason == .historyLost)
+        #expect(recorder.events.first?.reset.unsyncedChanges.isEmpty == true)
+        try await session.write(payload(2))
+        try await session.wait(for: .upload)
+        try await session.wait(for: .download)
+        let expected = [9, 1, 2].map { Array(payload(UInt8($0))) }
+        #expect(try await server.changesets(in: "p").map(\.data) == expected)
+        #expect(Collected(session.changesets).bytes == expected)
+        #expect(
+            fixture.errors.values.allSatisfy {
+                if case .protocolViolation = $0.error { false } else { true }
+            })
+        try await fixture.app.close()
+    }
 }
