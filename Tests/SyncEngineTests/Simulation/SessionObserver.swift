@@ -34,7 +34,10 @@ final class SessionObserver: Sendable {
     private let report: @Sendable (String) -> Void
     private let state = Locked(State())
 
-    init(name: String, partition: Int, session: SyncSession, report: @escaping @Sendable (String) -> Void) {
+    init(
+        name: String, partition: Int, session: SyncSession, report: @escaping @Sendable (String) -> Void,
+        didReset: @escaping @Sendable (ClientReset) -> Void = { _ in }
+    ) {
         self.name = name
         self.partition = partition
         self.session = session
@@ -56,6 +59,7 @@ final class SessionObserver: Sendable {
         let resetToken = session.clientResets.subscribe(
             onValue: { [weak self] event in
                 guard case .didReset(let reset) = event else { return }
+                didReset(reset)
                 self?.state.withLock { state in
                     state.resets += 1
                     if reset.reason == .historyLost {
