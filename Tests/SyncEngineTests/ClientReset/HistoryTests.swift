@@ -168,6 +168,51 @@ struct HistoryTests {
         #expect(try await restored.changesets(in: "p").map(\.data) == expected)
         #expect(Collected(session.changesets).bytes == expected)
     }
+
+    @Test(
+        "KNOWN ISSUE: a server restored from an older copy of the same history, grown past a client that holds only others' changesets, is not noticed: the client keeps versions the server now gives other content"
+    )
+    func restoredCopyUnnoticedByAReader() async throws {
+        // Found by the simulation (all-faults seeds 119, 139). The restored copy keeps its history id, and the
+        // reader has no acknowledgement of its own that the log lacks: its bind (version 3, same history)
+        // passes every check, and versions 2 and 3 stay the old ones on the client. Needs the bind to name
+        // what the client holds at its version (a protocol change). `withKnownIssue` fails once it is fixed.
+        let reader = TemporaryDirectory()
+        let data = TemporaryDirectory()
+        let backup = TemporaryDirectory()
+        defer {
+            reader.remove()
+            data.remove()
+            backup.remove()
+        }
+        let original = try await SyncServer.embedded(
+            configuration: .init(store: try FilePartitionStore(directory: data.url.path)))
+        try await write([1], to: original)
+        for name in try FileManager.default.contentsOfDirectory(atPath: data.url.path) where name != "LOCK" {
+            try FileManager.default.copyItem(
+                at: data.url.appendingPathComponent(name), to: backup.url.appendingPathComponent(name))
+        }
+        try await write([2, 3], to: original)
+        do {
+            let app = makeApp(server: original.endpoint, directory: reader.url)
+            let session = try await app.login(.anonymous).openSession(partition: "p")
+            try await session.wait(for: .download)  // holds versions 1…3, none its own
+            try await app.close()
+        }
+        await original.stop()
+        let restored = try await SyncServer.embedded(
+            configuration: .init(store: try FilePartitionStore(directory: backup.url.path)))
+        try await write([21, 22, 23], to: restored)  // the log: 1, 21, 22, 23 — past the reader's version 3
+        let app = makeApp(server: restored.endpoint, directory: reader.url)
+        let session = try await app.login(.anonymous).openSession(partition: "p")
+        try await session.wait(for: .download)
+        let expected = [1, 21, 22, 23].map { Array(payload(UInt8($0))) }
+        #expect(try await restored.changesets(in: "p").map(\.data) == expected)
+        withKnownIssue("a restored server copy of the same history is not noticed by a reader (seeds 119, 139)") {
+            #expect(Collected(session.changesets).bytes == expected)
+        }
+        try await app.close()
+    }
 }
 
 /// A client store copied to a second device (or restored from a backup) writes new changesets under
