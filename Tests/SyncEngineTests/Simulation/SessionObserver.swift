@@ -36,7 +36,7 @@ final class SessionObserver: Sendable {
 
     init(
         name: String, partition: Int, session: SyncSession, report: @escaping @Sendable (String) -> Void,
-        didReset: @escaping @Sendable (ClientReset) -> Void = { _ in }
+        resetEvent: @escaping @Sendable (ClientResetEvent) -> Void = { _ in }
     ) {
         self.name = name
         self.partition = partition
@@ -58,8 +58,8 @@ final class SessionObserver: Sendable {
         // changeset of the new history: the session binds again only after announcing it.
         let resetToken = session.clientResets.subscribe(
             onValue: { [weak self] event in
+                resetEvent(event)
                 guard case .didReset(let reset) = event else { return }
-                didReset(reset)
                 self?.state.withLock { state in
                     state.resets += 1
                     if reset.reason == .historyLost {
