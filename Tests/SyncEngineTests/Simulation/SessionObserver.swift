@@ -42,10 +42,6 @@ final class SessionObserver: Sendable {
         self.partition = partition
         self.session = session
         self.report = report
-        watch("changesets", session.changesets) { observer, changeset in observer.received(changeset) }
-        watch("state", session.state) { _, _ in }
-        watch("connectionState", session.connectionState) { _, _ in }
-        watch("clientResets", session.clientResets) { _, _ in }
         // Resets are counted whatever the phase: one that completes as the app crashes still dropped (in
         // the discard mode) what it dropped.
         //
@@ -69,6 +65,13 @@ final class SessionObserver: Sendable {
                 }
             }, onCompletion: { _ in })
         state.withLock { $0.tokens.append(resetToken) }
+        // The resets first: a reset that completes while these subscribe (the session binds as soon as it is
+        // open) must not be missed after the feed delivered the old history (seed 882: "changeset 1
+        // delivered twice" with no reset seen).
+        watch("changesets", session.changesets) { observer, changeset in observer.received(changeset) }
+        watch("state", session.state) { _, _ in }
+        watch("connectionState", session.connectionState) { _, _ in }
+        watch("clientResets", session.clientResets) { _, _ in }
         for direction in ProgressDirection.allCases {
             watch("progress(\(direction))", session.progress(for: direction, mode: .reportIndefinitely)) {
                 observer, progress in observer.progressed(direction, progress)
