@@ -47,10 +47,10 @@ struct FaultPlan: Sendable, Hashable, CustomStringConvertible {
     static let all = FaultPlan(enabled: Set(FaultKind.allCases))
 
     /// The fault kinds whose handling passes every invariant on this branch: what `swift test` runs.
-    /// Each kind left out is there because the simulation found a bug (see docs/RELIABILITY.md).
-    static let passing = FaultPlan(enabled: [
-        .connectionDrop, .serverRestart, .serverTornTail, .appCrash, .appTornTail, .fsyncFailure, .appRestart,
-    ])
+    /// Each kind left out is there because the simulation found a bug (see docs/RELIABILITY.md): only
+    /// `serverRollback` now (a restored copy of the same history goes unnoticed by a client that holds no
+    /// acknowledged changeset of its own beyond it: seeds 119, 139, `HistoryTests.restoredCopyUnnoticedByAReader`).
+    static let passing = FaultPlan(enabled: Set(FaultKind.allCases).subtracting([.serverRollback]))
 
     func contains(_ kind: FaultKind) -> Bool { enabled.contains(kind) }
 
@@ -92,8 +92,8 @@ struct InvariantChecks: Sendable, Hashable, CustomStringConvertible {
     var streamsFinishOnClose: Bool
 
     static let all = InvariantChecks(streamsFinishOnClose: true)
-    /// What passes on this branch.
-    static let passing = InvariantChecks(streamsFinishOnClose: false)
+    /// What passes on this branch: every check (the streams finish since issue 21 item 9 was merged).
+    static let passing = InvariantChecks(streamsFinishOnClose: true)
 
     var description: String { self == .all ? "all" : "passing" }
 }
