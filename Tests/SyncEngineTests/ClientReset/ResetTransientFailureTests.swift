@@ -61,4 +61,48 @@ struct ResetTransientFailureTests {
         #expect(try await fixture.serverLog() == [Array(payload(1)), Array(payload(2)), Array(payload(3))])
         try await fixture.app.close()
     }
+
+    @Test(
+        "a write that fails (ENOSPC) while a client reset waits for the writes queued before it: the reset is retried, not dropped"
+    )
+    func failedFlushBeforeTheResetIsRetried() async throws {
+        let clock = ServerClock()
+        let server = try await forgetfulServer(clock)
+        let fileSystem = ControlledFileSystem()
+        let recorder = ResetRecorder()
+        let fixture = try await EngineFixture(
+            server: server, fileSystem: fileSystem, configure: { $0.clientResetMode = .recoverUnsyncedChanges })
+        defer { fixture.directory.remove() }
+        let session = try await fixture.open()
+        let token = recorder.watch(session)
+        defer { token.invalidate() }
+        try await session.write(payload(1))
+        try await session.wait(for: .upload)
+        session.suspend()
+        try await serverNoticed(server, connections: 0)
+        clock.advance(days: 31)
+        // A batch in flight (its fsync held), and a write queued behind it whose batch will fail.
+        let gate = fileSystem.hold(.sync, of: "p.synclog")
+        let second = Task { try await session.write(payload(2)) }
+        try await eventually("the fsync held") { gate.isBlocked }
+        let third = Task { try await session.write(payload(3)) }
+        try await eventually("the third write queued") { await session.engine.pendingRecordCount == 1 }
+        fileSystem.failNextWrite(of: "p.synclog", with: ENOSPC)
+        session.resume()
+        // The server refuses the forgotten client file; the reset waits for the queued writes first.
+        try await eventually("the reset started") { await session.engine.isResetting }
+        gate.release()
+        try await second.value
+        await #expect(throws: SyncError.self) { try await third.value }
+        try await eventually("the reset done") {
+            fixture.timers.advance(by: .milliseconds(500))
+            return recorder.events.contains {
+                if case .didReset = $0 { true } else { false }
+            }
+        }
+        try await session.wait(for: .upload)
+        #expect(session.state.value == .active)
+        #expect(try await fixture.serverLog() == [Array(payload(1)), Array(payload(2))])
+        try await fixture.app.close()
+    }
 }
