@@ -102,6 +102,14 @@ actor ServerConnection {
 
     init(settings: Settings) { self.settings = settings }
 
+    /// The timers' executor, the backoff policy and the jitter source, for a session that waits before it
+    /// tries again on its own (a client reset that failed transiently).
+    nonisolated var retryTiming:
+        (executor: any StreamExecutor, backoff: ReconnectBackoff, random: @Sendable () -> Double)
+    {
+        (settings.executor, settings.backoff, settings.random)
+    }
+
     // MARK: Sessions
 
     /// Adds `session`; it is bound as soon as (or once) the connection is up. Returns its session number,

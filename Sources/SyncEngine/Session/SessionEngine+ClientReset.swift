@@ -72,7 +72,12 @@ extension SessionEngine {
             for waiter in waiters { waiter.resume() }
         }
         // Writes queued before the reset are part of the old store (and of what is recovered).
-        guard (try? await flushed()) != nil, !isClosed, controller.state != .invalid else { return }
+        do {
+            try await flushed()
+        } catch {
+            return failed(error)
+        }
+        guard !isClosed, controller.state != .invalid else { return }
         let old = store
         let lastIntegrated = min(details.lastIntegratedClientVersion, UInt64(old.local.count))
         let kept = Array(old.local(after: lastIntegrated))
@@ -80,7 +85,7 @@ extension SessionEngine {
         do {
             payloads = try await old.file.read(kept.map(\.location))
         } catch {
-            return failedFatally(error)
+            return failed(error)
         }
         guard !isClosed else { return }
         var unsynced: [UnsyncedChange] = []
@@ -107,7 +112,14 @@ extension SessionEngine {
         do {
             replacement = try await build(report, at: temporary, finalPath: path)
         } catch {
-            return isClosed ? () : failedFatally(error)
+            return isClosed ? () : failed(error)
+        }
+        do throws(SyncError) {
+            try clientReset.beforeSwap()
+        } catch {
+            // A simulated crash: the file stays, as a crash would leave it, and the session fails.
+            await replacement.file.close()
+            return failedFatally(error)
         }
         guard !isClosed else {
             // Shut down meanwhile: the old store stays (the server asks for the reset again next time).
@@ -118,8 +130,13 @@ extension SessionEngine {
         let renamed: Int32? = await BlockingQueue.engine.run { DurableRename.rename(temporary, over: path) }
         if let code = renamed {
             await replacement.file.close()
+            let error = SyncError.storageFailure("cannot rename \(temporary) over \(path) (errno \(code))")
+            // The rename failed (the new store is still at its temporary path): nothing changed, try again
+            // later. It happened but its directory fsync failed: the new store is in place, the old one may
+            // come back after a power loss — this session cannot tell which it will be, so it stops.
+            let happened = await BlockingQueue.engine.run { access(temporary, F_OK) != 0 }
             await BlockingQueue.engine.run { _ = unlink(temporary) }
-            return failedFatally(.storageFailure("cannot rename \(temporary) over \(path) (errno \(code))"))
+            return happened ? failedFatally(error) : failed(error)
         }
         guard !isClosed else {
             // Shut down during the rename (it waits for this task): the new one is in place for the next
@@ -162,8 +179,39 @@ extension SessionEngine {
                 + "\(unsynced.count) unsynced changesets "
                 + (clientReset.mode == .recoverUnsyncedChanges ? "to upload again" : "dropped"))
         isResetting = false
+        resetBackoff.reset()
         guard !isClosed else { return }
         await announce(.didReset(report))
+        await reconcile()
+    }
+
+    /// A step of the reset failed. A storage failure (a full disk, an I/O error) may pass: the old store
+    /// is untouched and stays in use, the error is reported (not fatal), and after a backoff that grows with
+    /// each failure in a row the session registers again — the server then asks for the reset again, with
+    /// what it holds by then. Any other failure (a corrupted store) is fatal.
+    private func failed(_ error: SyncError) {
+        guard !isClosed else { return }
+        switch error {
+        case .storageFailure, .storeInUse: break
+        default: return failedFatally(error)
+        }
+        let timing = connection.retryTiming
+        let delay = resetBackoff.delay(
+            afterFailureOf: error.backoffKind, policy: timing.backoff, random: timing.random())
+        logger.log(.error, LogCategory.session, "\(partition): client reset failed: \(error); trying again in \(delay)")
+        report(error)
+        statusTracker.update { $0.reconnect = (wallClock().addingTimeInterval(delay.timeInterval), error) }
+        resetRetry?.cancel()
+        resetRetry = timing.executor.schedule(after: delay) { [weak self] in
+            Task { await self?.retryReset() }
+        }
+    }
+
+    /// The backoff after a failed reset ended (or `reconnect()` was called): register again.
+    func retryReset() async {
+        guard let retry = resetRetry else { return }
+        retry.cancel()
+        resetRetry = nil
         await reconcile()
     }
 
@@ -188,13 +236,6 @@ extension SessionEngine {
         } catch {
             await replacement.file.close()
             await BlockingQueue.engine.run { _ = unlink(temporary) }
-            throw error
-        }
-        do throws(SyncError) {
-            try clientReset.beforeSwap()
-        } catch {
-            // A simulated crash: the file stays, as a crash would leave it.
-            await replacement.file.close()
             throw error
         }
         return replacement

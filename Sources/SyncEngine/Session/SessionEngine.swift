@@ -138,6 +138,10 @@ actor SessionEngine {
     var isResetting = false
     /// The client reset in progress (see `SessionEngine+ClientReset`); `shutDown()` waits for it.
     var resetTask: Task<Void, Never>?
+    /// After a client reset failed transiently (a full disk): the wait before the session registers again
+    /// (and the server asks for the reset again), and the backoff that grows with each failure in a row.
+    var resetRetry: ScheduledWork?
+    var resetBackoff = BackoffState()
     /// Writes waiting for a client reset to finish.
     var resetWaiters: [CheckedContinuation<Void, Never>] = []
     /// Bytes counted by stores a client reset replaced, so that progress counts keep growing across it.
@@ -230,7 +234,7 @@ actor SessionEngine {
         defer { isReconciling = false }
         repeat {
             needsReconcile = false
-            let wantsSync = controller.wantsSync && !isClosed && !isResetting
+            let wantsSync = controller.wantsSync && !isClosed && !isResetting && resetRetry == nil
             if wantsSync, registration == nil {
                 let epoch = registrationEpoch
                 let id = await connection.register(self)
@@ -254,8 +258,10 @@ actor SessionEngine {
     }
 
     /// Connects at once if the connection is waiting to reconnect, or binds at once if this session waits
-    /// to be bound again after a session error.
+    /// to be bound again after a session error, or asks the server again at once after a client reset that
+    /// failed transiently.
     func reconnect() async {
+        if resetRetry != nil { return await retryReset() }
         guard let registration else { return }
         await connection.reconnect(session: registration)
     }
@@ -585,6 +591,8 @@ actor SessionEngine {
         guard !isClosed else { return }
         isClosed = true
         controller.handle(.shutDown)
+        resetRetry?.cancel()
+        resetRetry = nil
         await reconcile()
         // A client reset in progress stops at its next step (it checks `isClosed`): wait for it, so that
         // nothing it does happens after the app closed.

@@ -192,18 +192,21 @@ final class LocalStore {
     /// The first acknowledgement of `entries` whose digest (`digests`, one per acknowledgement, or none)
     /// differs from this store's own changeset under that client version: the server acknowledged another
     /// changeset under the same client file and version (this store was copied, or restored from a
-    /// backup, and reused the version number). `nil` when all match, or the server gave no digests.
+    /// backup, and reused the version number) — or an acknowledgement of a client version this store never
+    /// wrote durably: the server can only have it from another copy of this client file (this store uploads
+    /// only durable changesets), e.g. a backup restored from before that write, which has not written a
+    /// version of its own under that number yet. `nil` when all match (without digests: when every
+    /// acknowledged version was written here).
     func divergedAcknowledgement(
         in entries: [DownloadEntry], digests: [UInt32]
     ) -> (serverVersion: UInt64, clientVersion: UInt64)? {
-        guard !digests.isEmpty else { return nil }
         var next = digests.makeIterator()
         for entry in entries {
-            guard case .acknowledged(let serverVersion, let clientVersion) = entry, let digest = next.next() else {
-                continue
-            }
-            guard clientVersion >= 1, clientVersion <= UInt64(local.count) else { continue }
-            if local[Int(clientVersion - 1)].digest != digest { return (serverVersion, clientVersion) }
+            guard case .acknowledged(let serverVersion, let clientVersion) = entry else { continue }
+            let digest = next.next()
+            guard clientVersion >= 1 else { continue }
+            guard clientVersion <= UInt64(local.count) else { return (serverVersion, clientVersion) }
+            if let digest, local[Int(clientVersion - 1)].digest != digest { return (serverVersion, clientVersion) }
         }
         return nil
     }

@@ -47,9 +47,12 @@ struct FaultPlan: Sendable, Hashable, CustomStringConvertible {
     static let all = FaultPlan(enabled: Set(FaultKind.allCases))
 
     /// The fault kinds whose handling passes every invariant on this branch: what `swift test` runs.
-    /// Each kind left out is there because the simulation found a bug (see docs/RELIABILITY.md).
+    /// Each kind left out is there because the simulation found a bug (see docs/RELIABILITY.md) that is
+    /// still open: `serverRollback` (bug 10), `clientExpiry` and `clientStoreRollback` (rare findings 11 and
+    /// 12 of the last soak, about one seed in a thousand: not in the default run, so that it never flakes).
     static let passing = FaultPlan(enabled: [
         .connectionDrop, .serverRestart, .serverTornTail, .appCrash, .appTornTail, .fsyncFailure, .appRestart,
+        .enospc, .tornGroupCommit,
     ])
 
     func contains(_ kind: FaultKind) -> Bool { enabled.contains(kind) }
@@ -92,8 +95,8 @@ struct InvariantChecks: Sendable, Hashable, CustomStringConvertible {
     var streamsFinishOnClose: Bool
 
     static let all = InvariantChecks(streamsFinishOnClose: true)
-    /// What passes on this branch.
-    static let passing = InvariantChecks(streamsFinishOnClose: false)
+    /// What passes on this branch: every check (the streams finish since issue 21 item 9 was merged).
+    static let passing = InvariantChecks(streamsFinishOnClose: true)
 
     var description: String { self == .all ? "all" : "passing" }
 }

@@ -25,6 +25,10 @@ final class SimulationModel: Sendable {
         var outcome: Outcome = .pending
         /// Why a fault may legitimately have lost it (`nil`: it must be on the server).
         var mayBeLost: String?
+        /// A client reset of its writer replaced the store that held it while the server held it: it is no
+        /// longer one of the writer's own changesets (at most a downloaded one), so only the server has it
+        /// as a write to keep — a server restored from an older copy may lose it legitimately.
+        var handedOver = false
     }
 
     private let state = Locked<(writes: [UInt32: Write], nextID: UInt32)>(([:], 1))
@@ -75,6 +79,18 @@ final class SimulationModel: Sendable {
         state.withLock { state in
             for (id, write) in state.writes where write.mayBeLost == nil && condition(write) {
                 state.writes[id]?.mayBeLost = reason
+            }
+        }
+    }
+
+    /// A client reset of `app`/`partition` finished: its writes that returned before it and that it did not
+    /// carry over (`kept`: the reset's unsynced changes) were in the server's log, and are handed over.
+    /// Writes still pending are not: they may be waiting for the reset, to land in the new store.
+    func handOver(app: Int, partition: Int, keeping kept: Set<UInt32>) {
+        state.withLock { state in
+            for (id, write) in state.writes
+            where write.app == app && write.partition == partition && write.outcome == .durable && !kept.contains(id) {
+                state.writes[id]?.handedOver = true
             }
         }
     }
