@@ -92,7 +92,7 @@ struct ResetTransientFailureTests {
         // The server refuses the forgotten client file; the reset waits for the queued writes first.
         try await eventually("the reset started") { await session.engine.isResetting }
         gate.release()
-        try await second.value
+        _ = try await second.value
         await #expect(throws: SyncError.self) { try await third.value }
         try await eventually("the reset done") {
             fixture.timers.advance(by: .milliseconds(500))
