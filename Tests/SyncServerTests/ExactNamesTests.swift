@@ -110,6 +110,30 @@ struct ExactNamesTests {
         await store.close()
     }
 
+    @Test("a key's partition patterns match byte for byte: a name or prefix in NFC does not grant its NFD spelling")
+    func accessIsExact() async throws {
+        let nfc = "caf\u{E9}"
+        let nfd = "cafe\u{301}"
+        let server = try await SyncServer.embedded(
+            configuration: .init(authentication: .apiKeys(["k": [nfc, "shared-\(nfc)*"]])))
+        let client = try await TestClient.welcomed(to: server, credential: .apiKey("k"))
+        for (sessionID, partition, allowed) in [
+            (1, nfc, true), (2, nfd, false), (3, "shared-\(nfc)-1", true), (4, "shared-\(nfd)-1", false),
+        ] as [(UInt32, String, Bool)] {
+            if allowed {
+                #expect(try await client.bind(sessionID, partition: partition, clientFileID: 1).count == 1)
+            } else {
+                client.send(
+                    .bind(Bind(sessionID: sessionID, partition: partition, clientFileID: 1, downloadedVersion: 0)))
+                let error = try await client.nextError()
+                #expect(error.code == .permissionDenied, "\(Array(partition.utf8))")
+                #expect(error.sessionID == sessionID)
+            }
+        }
+        client.close()
+        await server.stop()
+    }
+
     @Test("the partition stores keep NFC and NFD spellings of one name apart")
     func storesKeepSpellingsApart() async throws {
         let nfc = "caf\u{E9}"
