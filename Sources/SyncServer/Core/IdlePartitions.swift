@@ -4,7 +4,7 @@
 /// `touch`, `remove` and `contains` are O(1); `removeOldest` is amortised O(1) (each use is stamped with
 /// a rising number, and the scan for the oldest only moves forward).
 struct IdlePartitions {
-    private var stamps: [String: UInt64] = [:]
+    private var stamps: [PartitionName: UInt64] = [:]
     private var names: [UInt64: String] = [:]
     private var nextStamp: UInt64 = 0
     /// No stamp below this one is still in use.
@@ -13,19 +13,19 @@ struct IdlePartitions {
     /// How many partitions are idle.
     var count: Int { stamps.count }
 
-    func contains(_ name: String) -> Bool { stamps[name] != nil }
+    func contains(_ name: String) -> Bool { stamps[PartitionName(name)] != nil }
 
     /// Records that `name` became idle now (the most recently used).
     mutating func touch(_ name: String) {
         remove(name)
-        stamps[name] = nextStamp
+        stamps[PartitionName(name)] = nextStamp
         names[nextStamp] = name
         nextStamp += 1
     }
 
     /// Forgets `name` (it is used again, or gone).
     mutating func remove(_ name: String) {
-        guard let stamp = stamps.removeValue(forKey: name) else { return }
+        guard let stamp = stamps.removeValue(forKey: PartitionName(name)) else { return }
         names.removeValue(forKey: stamp)
     }
 
@@ -35,7 +35,7 @@ struct IdlePartitions {
         while oldestStamp < nextStamp {
             defer { oldestStamp += 1 }
             if let name = names.removeValue(forKey: oldestStamp) {
-                stamps.removeValue(forKey: name)
+                stamps.removeValue(forKey: PartitionName(name))
                 return name
             }
         }

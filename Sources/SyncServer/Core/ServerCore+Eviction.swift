@@ -16,7 +16,8 @@ extension ServerCore {
 
     /// Whether `name` is loaded and in use (neither idle nor being evicted).
     func isLive(_ name: String) -> Bool {
-        partitions[name] != nil && !idlePartitions.contains(name) && !evictingPartitions.contains(name)
+        partitions[PartitionName(name)] != nil && !idlePartitions.contains(name)
+            && !evictingPartitions.contains(PartitionName(name))
     }
 
     /// Lets the next operation waiting for the partition's gate hold it, or frees the gate; then notes the
@@ -31,17 +32,18 @@ extension ServerCore {
     /// beyond `maximumIdlePartitions`.
     func noteIfIdle(_ partition: Partition) {
         let name = partition.name
-        guard partition.isIdle, partitions[name] === partition, !evictingPartitions.contains(name) else { return }
+        let key = PartitionName(name)
+        guard partition.isIdle, partitions[key] === partition, !evictingPartitions.contains(key) else { return }
         guard partition.isLoaded else {
-            partitions.removeValue(forKey: name)
+            partitions.removeValue(forKey: key)
             metrics.partitionsLoaded.store(partitions.count, ordering: .relaxed)
             idlePartitions.remove(name)
             return
         }
         idlePartitions.touch(name)
         while idlePartitions.count > configuration.maximumIdlePartitions, let oldest = idlePartitions.removeOldest() {
-            guard let victim = partitions[oldest] else { continue }
-            evictingPartitions.insert(oldest)
+            guard let victim = partitions[PartitionName(oldest)] else { continue }
+            evictingPartitions.insert(PartitionName(oldest))
             Task { await self.evict(victim) }
         }
     }
@@ -55,7 +57,7 @@ extension ServerCore {
             partition.unload()
             logger.log(.detail, Self.category, "evicted idle partition \(partition.name)")
         }
-        evictingPartitions.remove(partition.name)
+        evictingPartitions.remove(PartitionName(partition.name))
         release(partition)
     }
 }

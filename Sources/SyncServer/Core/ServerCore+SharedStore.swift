@@ -176,14 +176,14 @@ extension ServerCore {
     /// partition at a time (later notifications only raise its target). A partition being loaded counts:
     /// its load may have read the log just before the announced append committed.
     func storeAppended(_ notification: AppendNotification) {
-        guard let partition = partitions[notification.partition],
+        guard let partition = partitions[PartitionName(notification.partition)],
             !partition.isLoaded || notification.latestVersion > partition.latestVersion
         else { return }
-        if let target = catchUpTargets[partition.name] {
-            catchUpTargets[partition.name] = max(target, notification.latestVersion)
+        if let target = catchUpTargets[PartitionName(partition.name)] {
+            catchUpTargets[PartitionName(partition.name)] = max(target, notification.latestVersion)
             return
         }
-        catchUpTargets[partition.name] = notification.latestVersion
+        catchUpTargets[PartitionName(partition.name)] = notification.latestVersion
         Task { await self.catchUp(partition) }
     }
 
@@ -191,9 +191,11 @@ extension ServerCore {
     /// fruitless refresh is retried after `retryAfterStorageFailure`, at most `maximumCatchUpAttempts`
     /// times in a row; it ends early when the partition is no longer served.
     private func catchUp(_ partition: Partition) async {
-        defer { catchUpTargets[partition.name] = nil }
+        defer { catchUpTargets[PartitionName(partition.name)] = nil }
         var attempts = 0
-        while let target = catchUpTargets[partition.name], partitions[partition.name] === partition {
+        while let target = catchUpTargets[PartitionName(partition.name)],
+            partitions[PartitionName(partition.name)] === partition
+        {
             await partition.acquire()
             guard partition.isLoaded, partition.latestVersion < target else {
                 release(partition)

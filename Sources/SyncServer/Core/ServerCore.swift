@@ -27,9 +27,9 @@ actor ServerCore {
     private var authentication: SyncServer.Authentication
 
     /// Every partition loaded or in use; idle ones are evicted beyond a maximum (`ServerCore+Eviction`).
-    var partitions: [String: Partition] = [:]
+    var partitions: [PartitionName: Partition] = [:]
     var idlePartitions = IdlePartitions()
-    var evictingPartitions: Set<String> = []
+    var evictingPartitions: Set<PartitionName> = []
     private var connections: [UInt64: ConnectionState] = [:]
     /// Per connection whose send turn is taken: the pumps waiting for it, in order (see `takeSendTurn`).
     private var sendTurns: [UInt64: [CheckedContinuation<Void, Never>]] = [:]
@@ -39,7 +39,7 @@ actor ServerCore {
     /// The store's appends by any writer, for a shared store (see `ServerCore+SharedStore.swift`).
     let appendNotifications: AsyncStream<AppendNotification>?
     /// Per partition being caught up after a notification: the highest version announced so far.
-    var catchUpTargets: [String: UInt64] = [:]
+    var catchUpTargets: [PartitionName: UInt64] = [:]
     /// The "seen" records being written for sessions that ended (`clientFileSeenLater`), by number:
     /// `stop()` waits for them, so what the server learnt is durable when it returns.
     var seenRecordWrites: [Int: Task<Void, Never>] = [:]
@@ -113,7 +113,7 @@ actor ServerCore {
     }
 
     /// How many sessions are bound to `name` (0 when it is not loaded).
-    func boundSessionCount(in name: String) -> Int { partitions[name]?.subscribers.count ?? 0 }
+    func boundSessionCount(in name: String) -> Int { partitions[PartitionName(name)]?.subscribers.count ?? 0 }
 
     private func state(of handle: ConnectionHandle) -> ConnectionState {
         if let connection = connections[handle.id] { return connection }
@@ -581,9 +581,9 @@ actor ServerCore {
 
     private func partition(named name: String) -> Partition {
         idlePartitions.remove(name)
-        if let partition = partitions[name] { return partition }
+        if let partition = partitions[PartitionName(name)] { return partition }
         let partition = Partition(name: name)
-        partitions[name] = partition
+        partitions[PartitionName(name)] = partition
         metrics.partitionsLoaded.store(partitions.count, ordering: .relaxed)
         return partition
     }

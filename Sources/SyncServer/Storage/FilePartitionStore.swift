@@ -43,11 +43,12 @@ public final class FilePartitionStore: PartitionStore {
 
     /// The lock file's descriptor; -1 once closed.
     private let lockDescriptor: Locked<Int32>
-    private let files = Locked<[String: PartitionFile]>([:])
+    /// The open partitions' logs, by exact name (`PartitionName`, as the files are named by bytes).
+    private let files = Locked<[PartitionName: PartitionFile]>([:])
     /// The open side files of client-file records (see `ClientFileLog`), by partition.
-    private let clientLogs = Locked<[String: ClientFileLog]>([:])
+    private let clientLogs = Locked<[PartitionName: ClientFileLog]>([:])
     /// The partitions' history ids read so far (see `HistoryFile`).
-    private let historyIDs = Locked<[String: UInt64]>([:])
+    private let historyIDs = Locked<[PartitionName: UInt64]>([:])
     private let readQueue = BlockingQueue(label: "SyncServer.file-store.read", concurrent: true)
     private let logger: SyncLogger
     /// The system calls of the partitions' logs and of directory creation.
@@ -142,7 +143,7 @@ public final class FilePartitionStore: PartitionStore {
 
     public func summaries(of partition: String) async throws -> [StoredChangesetSummary] {
         guard lockDescriptor.withLock({ $0 >= 0 }) else { throw FilePartitionStoreError.closed }
-        if let file = files.withLock({ $0[partition] }) { return file.summaries }
+        if let file = files.withLock({ $0[PartitionName(partition)] }) { return file.summaries }
         let path = path(of: partition)
         let file = try await PartitionFile.open(path: path, partition: partition, fileSystem: fileSystem)
         if file.recovery.truncatedBytes > 0 {
@@ -151,12 +152,12 @@ public final class FilePartitionStore: PartitionStore {
                 "partition \(partition): cut \(file.recovery.truncatedBytes) bytes of a final record torn by a crash "
                     + "(\(path) now ends at byte \(file.recovery.truncatedAt.map(String.init) ?? "?"))")
         }
-        files.withLock { $0[partition] = file }
+        files.withLock { $0[PartitionName(partition)] = file }
         return file.summaries
     }
 
     public func read(_ versions: ClosedRange<UInt64>, of partition: String) async throws -> [StoredChangeset] {
-        guard let file = files.withLock({ $0[partition] }) else {
+        guard let file = files.withLock({ $0[PartitionName(partition)] }) else {
             throw FilePartitionStoreError.notOpen(partition: partition)
         }
         let locations = file.locations(of: versions)
@@ -183,12 +184,12 @@ public final class FilePartitionStore: PartitionStore {
     /// `HistoryFile`).
     public func historyID(of partition: String) async throws -> UInt64 {
         guard lockDescriptor.withLock({ $0 >= 0 }) else { throw FilePartitionStoreError.closed }
-        if let id = historyIDs.withLock({ $0[partition] }) { return id }
+        if let id = historyIDs.withLock({ $0[PartitionName(partition)] }) { return id }
         let path = directory + "/" + StoreFileName.forPartition(partition, suffix: ".history")
         let id = try await readQueue.run { () throws(FilePartitionStoreError) -> UInt64 in
             try HistoryFile.historyID(at: path, partition: partition)
         }
-        historyIDs.withLock { $0[partition] = id }
+        historyIDs.withLock { $0[PartitionName(partition)] = id }
         return id
     }
 
@@ -196,14 +197,14 @@ public final class FilePartitionStore: PartitionStore {
     /// its records are superseded, compacting) the file the first time.
     public func clientFileRecords(of partition: String) async throws -> [ClientFileRecord] {
         guard lockDescriptor.withLock({ $0 >= 0 }) else { throw FilePartitionStoreError.closed }
-        if let open = clientLogs.withLock({ $0[partition] }) {
+        if let open = clientLogs.withLock({ $0[PartitionName(partition)] }) {
             // Read again after a failed load: close and reopen, which reads the file.
-            clientLogs.withLock { $0[partition] = nil }
+            clientLogs.withLock { $0[PartitionName(partition)] = nil }
             await open.close()
         }
         let path = directory + "/" + StoreFileName.forPartition(partition, suffix: ".clients")
         let (log, records) = try await ClientFileLog.open(path: path, partition: partition)
-        clientLogs.withLock { $0[partition] = log }
+        clientLogs.withLock { $0[PartitionName(partition)] = log }
         return records
     }
 
@@ -211,11 +212,11 @@ public final class FilePartitionStore: PartitionStore {
     public func appendClientFileRecords(_ records: [ClientFileRecord], to partition: String) async throws {
         guard !records.isEmpty else { return }
         let log: ClientFileLog
-        if let open = clientLogs.withLock({ $0[partition] }) {
+        if let open = clientLogs.withLock({ $0[PartitionName(partition)] }) {
             log = open
         } else {
             _ = try await clientFileRecords(of: partition)
-            guard let open = clientLogs.withLock({ $0[partition] }) else {
+            guard let open = clientLogs.withLock({ $0[PartitionName(partition)] }) else {
                 throw FilePartitionStoreError.notOpen(partition: partition)
             }
             log = open
@@ -227,8 +228,10 @@ public final class FilePartitionStore: PartitionStore {
     /// and its index, and the `.clients` side file); `summaries` and `clientFileRecords` open them again.
     /// Nothing happens for a partition that is not open.
     public func unload(_ partition: String) async {
-        if let clients = clientLogs.withLock({ $0.removeValue(forKey: partition) }) { await clients.close() }
-        guard let file = files.withLock({ $0.removeValue(forKey: partition) }) else { return }
+        if let clients = clientLogs.withLock({ $0.removeValue(forKey: PartitionName(partition)) }) {
+            await clients.close()
+        }
+        guard let file = files.withLock({ $0.removeValue(forKey: PartitionName(partition)) }) else { return }
         await file.close()
     }
 
@@ -238,11 +241,11 @@ public final class FilePartitionStore: PartitionStore {
     public func append(_ changesets: [StoredChangeset], to partition: String) async throws {
         guard !changesets.isEmpty else { return }
         let file: PartitionFile
-        if let open = files.withLock({ $0[partition] }) {
+        if let open = files.withLock({ $0[PartitionName(partition)] }) {
             file = open
         } else {
             _ = try await summaries(of: partition)
-            guard let open = files.withLock({ $0[partition] }) else {
+            guard let open = files.withLock({ $0[PartitionName(partition)] }) else {
                 throw FilePartitionStoreError.notOpen(partition: partition)
             }
             file = open

@@ -3,20 +3,21 @@
 /// Logs (and the records about client files) live as long as the store: several servers created one after
 /// another with the same store instance see the same logs (a "restart" that keeps the data). Never throws.
 public actor InMemoryPartitionStore: PartitionStore {
-    private var logs: [String: [StoredChangeset]] = [:]
-    private var clientFiles: [String: [ClientFileRecord]] = [:]
-    private var historyIDs: [String: UInt64] = [:]
+    /// By exact name (`PartitionName`: NFC and NFD spellings are two partitions).
+    private var logs: [PartitionName: [StoredChangeset]] = [:]
+    private var clientFiles: [PartitionName: [ClientFileRecord]] = [:]
+    private var historyIDs: [PartitionName: UInt64] = [:]
 
     /// An empty store.
     public init() {}
 
     public func summaries(of partition: String) -> [StoredChangesetSummary] {
-        (logs[partition] ?? []).map(\.summary)
+        (logs[PartitionName(partition)] ?? []).map(\.summary)
     }
 
     /// The entries in `versions`; versions that were never appended are left out.
     public func read(_ versions: ClosedRange<UInt64>, of partition: String) -> [StoredChangeset] {
-        guard let log = logs[partition], !log.isEmpty, versions.lowerBound >= 1 else { return [] }
+        guard let log = logs[PartitionName(partition)], !log.isEmpty, versions.lowerBound >= 1 else { return [] }
         let lower = Int(clamping: versions.lowerBound) - 1
         let upper = min(Int(clamping: versions.upperBound), log.count)
         guard lower < upper else { return [] }
@@ -25,24 +26,26 @@ public actor InMemoryPartitionStore: PartitionStore {
 
     /// Appends `changesets` to the partition's log as given.
     public func append(_ changesets: [StoredChangeset], to partition: String) {
-        logs[partition, default: []].append(contentsOf: changesets)
+        logs[PartitionName(partition), default: []].append(contentsOf: changesets)
     }
 
-    public func clientFileRecords(of partition: String) -> [ClientFileRecord] { clientFiles[partition] ?? [] }
+    public func clientFileRecords(of partition: String) -> [ClientFileRecord] {
+        clientFiles[PartitionName(partition)] ?? []
+    }
 
     public func appendClientFileRecords(_ records: [ClientFileRecord], to partition: String) {
-        clientFiles[partition, default: []].append(contentsOf: records)
+        clientFiles[PartitionName(partition), default: []].append(contentsOf: records)
     }
 
     /// A random non-zero identity created with the partition's log, kept as long as the store: another
     /// store (a server that lost its memory) gives the same partition another one.
     public func historyID(of partition: String) -> UInt64 {
-        if let id = historyIDs[partition] { return id }
+        if let id = historyIDs[PartitionName(partition)] { return id }
         let id = UInt64.random(in: 1...UInt64.max)
-        historyIDs[partition] = id
+        historyIDs[PartitionName(partition)] = id
         return id
     }
 
     /// The partition's whole log (a test helper).
-    public func log(of partition: String) -> [StoredChangeset] { logs[partition] ?? [] }
+    public func log(of partition: String) -> [StoredChangeset] { logs[PartitionName(partition)] ?? [] }
 }
