@@ -70,6 +70,11 @@ public enum EngineScenarios {
             library: "SyncStreams", unit: "MB", count: Sizes.p8Megabytes,
             run: { await embeddedSync(megabytes: $0, writesInFlight: 64, overNetwork: true, durableServer: true) }),
         Scenario(
+            id: "P8 durable",
+            title: "P8 (writes one after the other) with the embedded server's store a FilePartitionStore; compare P8",
+            library: "SyncStreams", unit: "MB", count: Sizes.p8Megabytes,
+            run: { await embeddedSync(megabytes: $0, writesInFlight: 1, durableServer: true) }),
+        Scenario(
             id: "P8 64 in flight durable",
             title: "P8 64 in flight with the embedded server's store a FilePartitionStore; compare P8 64 in flight",
             library: "SyncStreams", unit: "MB", count: Sizes.p8Megabytes,
