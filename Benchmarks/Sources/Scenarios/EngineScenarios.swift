@@ -65,6 +65,21 @@ public enum EngineScenarios {
             library: "embedded (same run)", unit: "MB", count: Sizes.p8Megabytes,
             run: { await embeddedSync(megabytes: $0, writesInFlight: 64) }),
         Scenario(
+            id: "P8n durable",
+            title: "P8n with the server's store a FilePartitionStore (as `sync-server --data`); compare P8n",
+            library: "SyncStreams", unit: "MB", count: Sizes.p8Megabytes,
+            run: { await embeddedSync(megabytes: $0, writesInFlight: 64, overNetwork: true, durableServer: true) }),
+        Scenario(
+            id: "P8 durable",
+            title: "P8 (writes one after the other) with the embedded server's store a FilePartitionStore; compare P8",
+            library: "SyncStreams", unit: "MB", count: Sizes.p8Megabytes,
+            run: { await embeddedSync(megabytes: $0, writesInFlight: 1, durableServer: true) }),
+        Scenario(
+            id: "P8 64 in flight durable",
+            title: "P8 64 in flight with the embedded server's store a FilePartitionStore; compare P8 64 in flight",
+            library: "SyncStreams", unit: "MB", count: Sizes.p8Megabytes,
+            run: { await embeddedSync(megabytes: $0, writesInFlight: 64, durableServer: true) }),
+        Scenario(
             id: "P8 64 in flight",
             title: "sync throughput, the writer keeping 64 writes in flight (group commit)",
             library: "loopback TCP", unit: "MB", count: Sizes.p8Megabytes, run: { loopbackTCP(megabytes: $0) }),
@@ -134,15 +149,24 @@ public enum EngineScenarios {
     /// all of them. One op is one MB, so ns/op gives the throughput.
     /// With `overNetwork`, the server listens on loopback and both apps reach it with `WebSocketTransport`.
     /// `logLevel` is the apps' and the server's (default: theirs, `.warn`).
+    /// With `durableServer`, the server's store is a `FilePartitionStore` in the run's temporary directory
+    /// (what `sync-server --data` uses: every batch fsynced on the server too), not the in-memory default.
     public static func embeddedSync(
-        megabytes: Int, writesInFlight: Int, overNetwork: Bool = false, logLevel: SyncLogLevel = .warn
+        megabytes: Int, writesInFlight: Int, overNetwork: Bool = false, durableServer: Bool = false,
+        logLevel: SyncLogLevel = .warn
     ) async -> Int {
         let changesets = megabytes * 16
         let payload = Data(repeating: 0xA5, count: 64 * 1024)
         let root = FileManager.default.temporaryDirectory.appendingPathComponent("P8-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: root) }
         do {
-            let serverConfiguration = SyncServer.Configuration(logLevel: logLevel)
+            let store: FilePartitionStore? =
+                durableServer
+                ? try FilePartitionStore(directory: root.appendingPathComponent("server").path, logLevel: logLevel)
+                : nil
+            let serverConfiguration =
+                store.map { SyncServer.Configuration(store: $0, logLevel: logLevel) }
+                ?? SyncServer.Configuration(logLevel: logLevel)
             let server =
                 overNetwork
                 ? try await SyncServer.listening(configuration: serverConfiguration)
@@ -179,6 +203,7 @@ public enum EngineScenarios {
             writer.suspend()
             reader.suspend()
             await server.stop()
+            await store?.close()
             return counter.total
         } catch {
             fatalError("P8 embedded: \(error)")
