@@ -27,13 +27,13 @@ public final class SyncUser: Sendable, Hashable {
     }
 
     private struct Registry: Sendable {
-        var slots: [String: Slot] = [:]
+        var slots: [ExactName: Slot] = [:]
         var order: [SyncSession] = []
         var sharedConnection: ServerConnection?
         var connections: [ServerConnection] = []
         var isLoggedOut = false
         /// Partitions whose local store `deleteLocalFiles` is deleting: opening them fails meanwhile.
-        var deleting: Set<String> = []
+        var deleting: Set<ExactName> = []
     }
 
     init(
@@ -79,7 +79,7 @@ public final class SyncUser: Sendable, Hashable {
     /// The session for `partition`, if one was opened.
     public func session(for partition: String) -> SyncSession? {
         registry.withLock { registry in
-            if case .open(let session)? = registry.slots[partition] { return session }
+            if case .open(let session)? = registry.slots[ExactName(partition)] { return session }
             return nil
         }
     }
@@ -112,19 +112,21 @@ public final class SyncUser: Sendable, Hashable {
         }
         let found = registry.withLock { registry -> Slot?? in
             guard !registry.isLoggedOut else { return nil }
-            guard !registry.deleting.contains(partition) else { return .some(nil) }
-            if let slot = registry.slots[partition] { return slot }
+            guard !registry.deleting.contains(ExactName(partition)) else { return .some(nil) }
+            if let slot = registry.slots[ExactName(partition)] { return slot }
             let task = Task { () async throws -> SyncSession in
                 do throws(SyncError) {
                     return try await self.makeSession(partition: partition, suspended: suspended)
                 } catch {
                     self.registry.withLock { registry in
-                        if case .opening? = registry.slots[partition] { registry.slots[partition] = nil }
+                        if case .opening? = registry.slots[ExactName(partition)] {
+                            registry.slots[ExactName(partition)] = nil
+                        }
                     }
                     throw error
                 }
             }
-            registry.slots[partition] = .opening(task)
+            registry.slots[ExactName(partition)] = .opening(task)
             return .opening(task)
         }
         guard let found else { throw .appClosed }
@@ -213,12 +215,14 @@ public final class SyncUser: Sendable, Hashable {
     func deleteLocalFiles(partition: String) async throws(SyncError) {
         let path = directory.appendingPathComponent(Self.fileName(for: partition))
         let marked = registry.withLock { registry -> Bool in
-            guard registry.slots[partition] == nil, !registry.deleting.contains(partition) else { return false }
-            registry.deleting.insert(partition)
+            guard registry.slots[ExactName(partition)] == nil, !registry.deleting.contains(ExactName(partition)) else {
+                return false
+            }
+            registry.deleting.insert(ExactName(partition))
             return true
         }
         guard marked else { throw .storeInUse(path: path.path) }
-        defer { registry.withLock { _ = $0.deleting.remove(partition) } }
+        defer { registry.withLock { _ = $0.deleting.remove(ExactName(partition)) } }
         let willRename = configuration.testHooks.deleteLocalFilesWillRename
         let fileSystem = configuration.fileSystem
         try await BlockingQueue.engine.run { () throws(SyncError) in
@@ -355,7 +359,7 @@ public final class SyncUser: Sendable, Hashable {
         sessionReference.object = session
         let registered = registry.withLock { registry -> Bool in
             guard !registry.isLoggedOut else { return false }
-            registry.slots[partition] = .open(session)
+            registry.slots[ExactName(partition)] = .open(session)
             registry.order.append(session)
             sessionsPublisher.enqueue(registry.order)
             return true
