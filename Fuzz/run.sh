@@ -29,7 +29,8 @@ sources() {
             $ws/WebSocketMessageAssembler.swift $ws/WebSocketOpcode.swift $ws/WebSocketViolation.swift \
             $ws/WebSocketCloseCode.swift $ws/WebSocketMask.swift ;;
     handshake)
-        echo Fuzz/Targets/FuzzHandshake.swift $ws/WebSocketHandshake.swift $ws/Base64.swift $ws/SHA1.swift ;;
+        echo Fuzz/Targets/FuzzHandshake.swift $ws/WebSocketHandshake.swift $ws/WebSocketOriginPolicy.swift \
+            $ws/Base64.swift $ws/SHA1.swift ;;
     wire-codec)
         echo Fuzz/Targets/FuzzWireCodec.swift Sources/SyncWire/Codec/*.swift Sources/SyncWire/Messages/*.swift ;;
     api-keys)
