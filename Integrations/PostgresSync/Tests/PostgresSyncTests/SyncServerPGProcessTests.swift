@@ -213,7 +213,13 @@ extension PostgresTests {
             }
             try await TestDatabase.control("start")
             try await writing.value
-            for writer in writers { try await writer.session.wait(for: .upload) }
+            // Every write acknowledged, waited for with a deadline (a bare `wait(for: .upload)` would let a
+            // stuck upload hang the suite until its time limit, naming nothing; one CI run did).
+            for writer in writers {
+                try await eventually("\(writer.tag) has every write acknowledged", limit: .seconds(120)) {
+                    writer.session.pendingWrites.value.isEmpty
+                }
+            }
             let total = writers.count * perWriter
             for client in everyone {
                 try await eventually("\(client.tag) holds \(total)", limit: .seconds(120)) {
