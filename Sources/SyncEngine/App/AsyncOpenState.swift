@@ -3,7 +3,8 @@
 public enum AsyncOpenState: Sendable {
     /// Connecting to the server.
     case connecting
-    /// Waiting for the user's login (never emitted for a user already logged in).
+    /// Waiting while the server checks the user's credential: from the transport opening until the server's
+    /// `welcome`. Emitted again if the connection drops and reopens before the download completes.
     case waitingForUser
     /// Download progress of the initial download (`.forCurrentlyOutstandingWork`).
     case progress(SyncProgress)

@@ -1,4 +1,4 @@
-/// The state machine of a time-based operator (`throttle`, `debounce`, `timeout`, `delay`), as its storage
+/// The state machine of a time-based operator (`throttle`, `debounce`, `timeout`, `delay`, `rate`), as its storage
 /// drives it: upstream events and timer firings in, `OperatorAction`s whose effects are `TimedEffect`s out.
 protocol TimedOperatorStateMachine: SendableMetatype {
     /// What the upstream delivers: the output itself, except for operators that compute something else
@@ -57,7 +57,7 @@ where Machine.Output: Sendable {
     private var subscriber: Subscriber<Output, Failure>!
 
     /// - Parameter deliversOnExecutor: Whether every event is delivered on `executor` (throttle,
-    ///   debounce), or where it is produced (timeout: the upstream's thread; delay: the timer's).
+    ///   debounce, rate), or where it is produced (timeout: the upstream's thread; delay: the timer's).
     init(
         machine: Machine,
         executor: any StreamExecutor,
