@@ -132,6 +132,25 @@ struct StatusLineTests {
         #expect(StatusLine(colour: false).render(StatusSnapshot(totalBytes: 1)).contains("– MB/s"))
     }
 
+    @Test("once everything is synced the rate is left out: no `0.0 MB/s` beside 100%")
+    func noRateOnceSynced() {
+        let synced = StatusSnapshot(
+            totalBytes: 4_000_000, syncedBytes: 4_000_000, writer: .connected, reader: .connected,
+            rate: TransferRate(bytesPerSecond: 0, estimatedTimeRemaining: nil))
+        let line = StatusLine(colour: false).render(synced)
+        #expect(line.hasPrefix("✓ 4.0/4.0 MB 100% │ writer connected"), "\(line)")
+        #expect(!line.contains("MB/s"), "\(line)")
+    }
+
+    @Test("pending bytes in the unit that fits: a small write is `1 pending (512 B)`, not `(0.0 MB)`")
+    func pendingBytesInAFittingUnit() {
+        var snapshot = offline
+        snapshot.pending = PendingWork(uploadChangesets: 1, uploadBytes: 512, downloadBytes: nil)
+        #expect(StatusLine(colour: false).render(snapshot).contains("│ 1 pending (512 B) │"))
+        snapshot.pending = PendingWork(uploadChangesets: 3, uploadBytes: 45_000, downloadBytes: nil)
+        #expect(StatusLine(colour: false).render(snapshot).contains("│ 3 pending (45.0 KB) │"))
+    }
+
     @Test("colour only when asked: the plain line has no escape byte")
     func colour() {
         let snapshot = StatusSnapshot(totalBytes: 1, syncedBytes: 1, writer: .connected, reader: .disconnected)

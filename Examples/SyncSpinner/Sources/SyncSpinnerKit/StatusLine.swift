@@ -9,9 +9,10 @@ import SyncEngine
 /// ```
 ///
 /// - The fields, left to right: the spinner with what the reader holds of the workload and the percent;
-///   the reader's download rate and time remaining (from `rate(window:on:)`); the writer's connection,
+///   while work is outstanding, the reader's download rate and time remaining (from `rate(window:on:)`;
+///   left out once everything is synced, where it would only say `0.0 MB/s`); the writer's connection,
 ///   or why it is offline (`writer suspended`); the reader's connection; the writer's pending
-///   changesets and bytes; what the writer has uploaded; when the writer last synced; the reader's
+///   changesets and bytes (`512 B`, `45.0 KB`, `1.2 MB`: the unit that fits); what the writer has uploaded; when the writer last synced; the reader's
 ///   initial download (`.forCurrentlyOutstandingWork`) as a bar.
 /// - **Width.** `render(_:width:)` drops whole fields, least important first, until the line fits
 ///   (`layout(_:width:)`); a word is never cut. Importance, most first: the spinner, bytes and percent
@@ -65,11 +66,15 @@ public struct StatusLine: Sendable {
         var fields = [
             Field(
                 "\(spinner) \(Self.bytes(snapshot.syncedBytes, of: snapshot.totalBytes)) "
-                    + Self.percent(snapshot.fraction), priority: 0),
-            Field(snapshot.rate.map { Self.rate($0.bytesPerSecond) } ?? "– MB/s", priority: 2, attached: true),
+                    + Self.percent(snapshot.fraction), priority: 0)
         ]
-        if snapshot.isOutstanding, let remaining = snapshot.rate?.estimatedTimeRemaining {
-            fields.append(Field("ETA \(Self.duration(remaining.seconds))", priority: 3, attached: true))
+        // Once everything is synced the rate says nothing (it decays to 0.0 MB/s): left out.
+        if snapshot.isOutstanding {
+            fields.append(
+                Field(snapshot.rate.map { Self.rate($0.bytesPerSecond) } ?? "– MB/s", priority: 2, attached: true))
+            if let remaining = snapshot.rate?.estimatedTimeRemaining {
+                fields.append(Field("ETA \(Self.duration(remaining.seconds))", priority: 3, attached: true))
+            }
         }
         if let reason = snapshot.offlineReason {
             fields.append(Field("writer " + paint(Self.reason(reason), .red), priority: 1))
@@ -79,7 +84,9 @@ public struct StatusLine: Sendable {
         fields.append(Field("reader " + state(snapshot.reader), priority: 4))
         if let pending = snapshot.pending {
             fields.append(
-                Field("\(pending.uploadChangesets) pending (\(Self.megabytes(pending.uploadBytes)) MB)", priority: 5))
+                Field(
+                    "\(pending.uploadChangesets) pending (\(ByteCountFormatting.text(Double(pending.uploadBytes))))",
+                    priority: 5))
         }
         fields.append(Field("↑ \(Self.megabytes(snapshot.upload?.transferredBytes ?? 0)) MB", priority: 7))
         fields.append(Field(Self.lastSynced(snapshot.lastSyncedAt, now: snapshot.now), priority: 6))
