@@ -1,0 +1,32 @@
+import Foundation
+import TestSupport
+import Testing
+
+@testable import SyncEngine
+
+/// The steps connection tests repeat on an `EngineFixture`'s virtual timers.
+extension EngineFixture {
+    /// Opens a session on `partition` and waits until it is connected.
+    func openConnected(_ partition: String = "p") async throws -> SyncSession {
+        let session = try await open(partition)
+        try await eventually("connected") { session.connectionState.value == .connected }
+        return session
+    }
+
+    /// Waits until the earliest timer is due `delay` from now (a reconnect, a ping or a timeout armed);
+    /// `what` names it.
+    func waitForTimer(in delay: Duration, _ what: String) async throws {
+        try await eventually(what) { timers.nextDueTime == timers.now + delay }
+    }
+
+    /// Makes the attempt a reconnect timer starts after `delay` hang, and lets it fail by connect timeout:
+    /// moves the clock on by `delay`, waits until attempt number `attempt` armed its 120 s connect timeout
+    /// (the only timer), and moves the clock on by 120 s.
+    func nextAttemptTimesOut(after delay: Duration, attempt: Int) async throws {
+        transport.faults = .init(hold: true)
+        timers.advance(by: delay)
+        try await eventually("connect timeout armed") { transport.attempts == attempt && timers.pendingCount == 1 }
+        #expect(timers.nextDueTime == timers.now + .seconds(120))
+        timers.advance(by: .seconds(120))
+    }
+}
