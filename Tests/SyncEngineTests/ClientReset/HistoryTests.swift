@@ -27,16 +27,6 @@ struct HistoryTests {
         if case .connectionFailed = error { true } else { false }
     }
 
-    /// Lets `fixture`'s first attempt (refused, so that the test subscribes before the session binds) fail,
-    /// then connects: the reconnect after the 1 s backoff, in virtual time.
-    private func connect(_ fixture: EngineFixture) async throws {
-        try await eventually("the reconnect scheduled") {
-            fixture.timers.nextDueTime == fixture.timers.now + .seconds(1)
-        }
-        fixture.transport.faults.refuse = false
-        fixture.timers.advance(by: .seconds(1))
-    }
-
     @Test("a new server whose log grew past the client's version: historyLost reset, nothing skipped, nothing lost")
     func freshServerGrownPastTheClient() async throws {
         let directory = TemporaryDirectory()
@@ -62,7 +52,7 @@ struct HistoryTests {
         let session = try await fixture.open()
         let token = recorder.watch(session)  // before it connects: it sees both events
         defer { token.invalidate() }
-        try await connect(fixture)
+        try await fixture.connectAfterTheRefusedAttempt()
         try await eventually("reset") { recorder.events.count == 2 }
         try await session.wait(for: .upload)
         try await session.wait(for: .download)
@@ -103,7 +93,7 @@ struct HistoryTests {
         try await eventually("the old log replayed") { seen.values.count == 3 }
         let token = recorder.watch(session)
         defer { token.invalidate() }
-        try await connect(fixture)
+        try await fixture.connectAfterTheRefusedAttempt()
         try await eventually("reset") { recorder.events.count == 2 }
         try await session.wait(for: .upload)
         try await session.wait(for: .download)
@@ -155,7 +145,7 @@ struct HistoryTests {
         let session = try await fixture.open()
         let token = recorder.watch(session)  // before it connects: it sees both events
         defer { token.invalidate() }
-        try await connect(fixture)
+        try await fixture.connectAfterTheRefusedAttempt()
         try await eventually("reset") { recorder.events.count == 2 || session.state.value == .invalid }
         #expect(fixture.errors.values.filter { !isRefusal($0.error) }.isEmpty, "\(fixture.errors.values.map(\.error))")
         #expect(session.state.value == .active)
@@ -250,11 +240,7 @@ struct CopiedStoreTests {
         let fixture = try await EngineFixture(server: server, faults: .init(refuse: true), directory: copy)
         let session = try await fixture.open()
         try await session.write(payload(22))
-        try await eventually("the reconnect scheduled") {
-            fixture.timers.nextDueTime == fixture.timers.now + .seconds(1)
-        }
-        fixture.transport.faults.refuse = false
-        fixture.timers.advance(by: .seconds(1))
+        try await fixture.connectAfterTheRefusedAttempt()
         let expected = [1, 2, 22].map { Array(payload(UInt8($0))) }
         try await eventually("the copy's write reached the server") {
             (try? await server.changesets(in: "p").map(\.data)) == expected
@@ -353,11 +339,7 @@ struct CopiedStoreTests {
         let session = try await fixture.open()
         let token = recorder.watch(session)  // before it connects: it sees both events
         defer { token.invalidate() }
-        try await eventually("the reconnect scheduled") {
-            fixture.timers.nextDueTime == fixture.timers.now + .seconds(1)
-        }
-        fixture.transport.faults.refuse = false
-        fixture.timers.advance(by: .seconds(1))
+        try await fixture.connectAfterTheRefusedAttempt()
         try await eventually("the copy is reset") { recorder.events.count == 2 || session.state.value == .invalid }
         #expect(session.state.value == .active)
         #expect(recorder.events.first?.reset.reason == .historyLost)

@@ -29,4 +29,13 @@ extension EngineFixture {
         #expect(timers.nextDueTime == timers.now + .seconds(120))
         timers.advance(by: .seconds(120))
     }
+
+    /// Lets the first attempt (refused by `faults.refuse`, so that a test can subscribe before the session
+    /// binds) fail, then connects: stops refusing and lets the reconnect after the 1 s backoff go, in
+    /// virtual time.
+    func connectAfterTheRefusedAttempt() async throws {
+        try await waitForTimer(in: .seconds(1), "the reconnect scheduled")
+        transport.faults.refuse = false
+        timers.advance(by: .seconds(1))
+    }
 }
