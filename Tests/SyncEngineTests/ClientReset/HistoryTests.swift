@@ -213,22 +213,9 @@ struct CopiedStoreTests {
         "the copy's new writes, under client versions the original used, are not taken as re-uploads: the copy is reset and they reach the server"
     )
     func copiedStoreIsReset() async throws {
-        let original = TemporaryDirectory()
-        let copy = TemporaryDirectory()
-        defer {
-            original.remove()
-            copy.remove()
-        }
-        let server = try await SyncServer.embedded()
-        do {
-            let app = makeApp(server: server.endpoint, directory: original.url)
-            let session = try await app.login(.anonymous).openSession(partition: "p")
-            try await session.write(payload(1))
-            try await session.wait(for: .upload)
-            try await app.close()
-        }
-        try FileManager.default.removeItem(at: copy.url)
-        try FileManager.default.copyItem(at: original.url, to: copy.url)
+        let copied = try await CopiedClientStore.start()
+        defer { copied.remove() }
+        let (server, original, copy) = (copied.server, copied.original, copied.copy)
         do {
             let app = makeApp(server: server.endpoint, directory: original.url)
             let session = try await app.login(.anonymous).openSession(partition: "p")
@@ -254,22 +241,9 @@ struct CopiedStoreTests {
         "the copy's write under a client version the server acknowledged for the original is not marked acknowledged: the acknowledgement's digest differs, the copy is reset and its write reaches the server"
     )
     func acknowledgementOfTheOriginalsVersionResetsTheCopy() async throws {
-        let original = TemporaryDirectory()
-        let copy = TemporaryDirectory()
-        defer {
-            original.remove()
-            copy.remove()
-        }
-        let server = try await SyncServer.embedded()
-        do {
-            let app = makeApp(server: server.endpoint, directory: original.url)
-            let session = try await app.login(.anonymous).openSession(partition: "p")
-            try await session.write(payload(1))
-            try await session.wait(for: .upload)
-            try await app.close()
-        }
-        try FileManager.default.removeItem(at: copy.url)
-        try FileManager.default.copyItem(at: original.url, to: copy.url)
+        let copied = try await CopiedClientStore.start()
+        defer { copied.remove() }
+        let (server, original, copy) = (copied.server, copied.original, copied.copy)
         // The copy is bound and up to date; its upload of its own client version 2 is lost in transit.
         let fixture = try await EngineFixture(server: server, directory: copy)
         let session = try await fixture.open()

@@ -144,12 +144,9 @@ struct WriteReceiptTests {
 
     @Test("closing the app while a receipt is awaited: the await throws .appClosed")
     func appCloseFinishesWaiters() async throws {
-        let fixture = try await EngineFixture(faults: .init(hold: true))
-        defer { fixture.directory.remove() }
-        let session = try await fixture.open()
-        let receipt = try await session.write(payload(1))
-        let awaited = AwaitedUpload(receipt)
-        try await eventually("waiting") { session.activeWaitCount == 1 }
+        let offline = try await AwaitedWhileOffline.start()
+        defer { offline.fixture.directory.remove() }
+        let (fixture, awaited) = (offline.fixture, offline.awaited)
         #expect(awaited.result == nil)
         try await fixture.app.close()
         #expect(try await awaited.finished("the await ended") == .appClosed)
@@ -157,12 +154,9 @@ struct WriteReceiptTests {
 
     @Test("session.close() (stop policy .immediately) while a receipt is awaited: it throws .sessionInactive")
     func sessionCloseFinishesWaiters() async throws {
-        let fixture = try await EngineFixture(stopPolicy: .immediately, faults: .init(hold: true))
-        defer { fixture.directory.remove() }
-        let session = try await fixture.open()
-        let receipt = try await session.write(payload(1))
-        let awaited = AwaitedUpload(receipt)
-        try await eventually("waiting") { session.activeWaitCount == 1 }
+        let offline = try await AwaitedWhileOffline.start(stopPolicy: .immediately)
+        defer { offline.fixture.directory.remove() }
+        let (fixture, session, receipt, awaited) = (offline.fixture, offline.session, offline.receipt, offline.awaited)
         session.close()
         #expect(try await awaited.finished("the await ended") == .sessionInactive)
         #expect(session.isPending(receipt), "still written and unacknowledged")
@@ -171,12 +165,9 @@ struct WriteReceiptTests {
 
     @Test("cancelling the awaiting task: the await throws .cancelled, and the receipt stays pending")
     func cancellation() async throws {
-        let fixture = try await EngineFixture(faults: .init(hold: true))
-        defer { fixture.directory.remove() }
-        let session = try await fixture.open()
-        let receipt = try await session.write(payload(1))
-        let awaited = AwaitedUpload(receipt)
-        try await eventually("waiting") { session.activeWaitCount == 1 }
+        let offline = try await AwaitedWhileOffline.start()
+        defer { offline.fixture.directory.remove() }
+        let (fixture, session, receipt, awaited) = (offline.fixture, offline.session, offline.receipt, offline.awaited)
         awaited.cancel()
         #expect(try await awaited.finished("the await ended") == .cancelled)
         #expect(session.isPending(receipt))
