@@ -251,10 +251,7 @@ struct ConnectionManagementTests {
     func sharedConnection() async throws {
         let fixture = try await EngineFixture()
         defer { fixture.directory.remove() }
-        let first = try await fixture.open("one")
-        let second = try await fixture.open("two")
-        try await first.wait(for: .download)
-        try await second.wait(for: .download)
+        _ = try await fixture.openSynced("one", "two")
         #expect(fixture.transport.attempts == 1)
         #expect(fixture.server.connectionCount == 1)
     }
@@ -263,10 +260,7 @@ struct ConnectionManagementTests {
     func connectionPerSession() async throws {
         let fixture = try await EngineFixture(sharing: .perSession)
         defer { fixture.directory.remove() }
-        let first = try await fixture.open("one")
-        let second = try await fixture.open("two")
-        try await first.wait(for: .download)
-        try await second.wait(for: .download)
+        _ = try await fixture.openSynced("one", "two")
         #expect(fixture.transport.attempts == 2)
         #expect(fixture.server.connectionCount == 2)
     }

@@ -4,13 +4,21 @@ import Testing
 
 @testable import SyncEngine
 
-/// The steps connection tests repeat on an `EngineFixture`'s virtual timers.
+/// The steps engine tests repeat on an `EngineFixture`: opening sessions, and moving its virtual timers.
 extension EngineFixture {
     /// Opens a session on `partition` and waits until it is connected.
     func openConnected(_ partition: String = "p") async throws -> SyncSession {
         let session = try await open(partition)
         try await eventually("connected") { session.connectionState.value == .connected }
         return session
+    }
+
+    /// Opens a session on each of `partitions`, then waits until each has downloaded what the server held.
+    func openSynced(_ partitions: String...) async throws -> [SyncSession] {
+        var sessions: [SyncSession] = []
+        for partition in partitions { sessions.append(try await open(partition)) }
+        for session in sessions { try await session.wait(for: .download) }
+        return sessions
     }
 
     /// Waits until the earliest timer is due `delay` from now (a reconnect, a ping or a timeout armed);
