@@ -20,14 +20,7 @@ extension PostgresTests {
             var writers: [Client] = []
             for index in 0..<4 { writers.append(try await Client(tag: "w\(index)", port: ports[index % 2])) }
             let readers = [try await Client(tag: "r0", port: ports[0]), try await Client(tag: "r1", port: ports[1])]
-
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                for writer in writers {
-                    group.addTask { for index in 0..<perWriter { try await writer.write(index) } }
-                }
-                try await group.waitForAll()
-            }
-            for writer in writers { try await writer.session.wait(for: .upload) }
+            try await Client.writeAtOnce(writers, count: perWriter)
             let total = writers.count * perWriter
             let log = try await frontEnds[0].store.read(1...UInt64(total + 10), of: "p")
             #expect(log.map(\.serverVersion) == Array(1...UInt64(total)))
@@ -54,13 +47,7 @@ extension PostgresTests.FrontEndTests {
         let perWriter = 30
         var writers: [Client] = []
         for index in 0..<8 { writers.append(try await Client(tag: "w\(index)", port: ports[index % 2])) }
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            for writer in writers {
-                group.addTask { for index in 0..<perWriter { try await writer.write(index) } }
-            }
-            try await group.waitForAll()
-        }
-        for writer in writers { try await writer.session.wait(for: .upload) }
+        try await Client.writeAtOnce(writers, count: perWriter)
         let total = writers.count * perWriter
         let log = try await frontEnds[0].store.read(1...UInt64(total + 10), of: "p")
         #expect(log.map(\.serverVersion) == Array(1...UInt64(total)))
