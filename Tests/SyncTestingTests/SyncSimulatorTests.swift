@@ -26,16 +26,23 @@ import Testing
             return
         }
         #expect(error != nil)
-        // However long the engine's own work runs, nothing reconnects while the clock stands still.
-        await simulator.settle()
-        try await Task.sleep(for: .milliseconds(50))
-        await simulator.settle()
-        #expect(session.status.value.connection == .disconnected)
-        #expect(simulator.droppedConnections == 1)
         // The first backoff is 1 s with jitter: the session is connected once the clock reaches the
         // announced attempt, and not before.
         let wait = next.timeIntervalSince(simulator.date)
         #expect(wait > 0 && wait <= 2, "next attempt in \(wait) s")
+        // The event that makes the negative check mean something: the reconnection is a timer on the
+        // virtual clock, scheduled for the announced attempt (a reconnection on a real-time timer, or
+        // none, fails here). With it pending and the engine's work settled, nothing reconnects while the
+        // clock stands still — checked without a real-time pause.
+        try await simulator.run(
+            until: {
+                simulator.executor.scheduledDelays.contains { abs($0 / .seconds(1) - wait) < 0.001 }
+                    && simulator.executor.pendingCount > 0
+            }, timeout: .zero)
+        await simulator.settle()
+        #expect(simulator.date < next, "the clock stood still, before the announced attempt")
+        #expect(session.status.value.connection == .disconnected)
+        #expect(simulator.droppedConnections == 1)
         let start = simulator.elapsed
         try await simulator.run(until: { session.status.value.connection == .connected })
         let took = simulator.elapsed - start

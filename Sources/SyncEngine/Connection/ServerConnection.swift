@@ -289,6 +289,15 @@ actor ServerConnection {
         guard let registration = sessions[id] else { return }
         if error.code == .unknownSession, registration.unboundByError {
             logger.log(.detail, LogCategory.connection, "session \(id) was unbound: \(error.message)")
+            if registration.awaitingUnbound {
+                // The server holds no binding for the session (it ended the binding itself, a storage failure
+                // on its side): it answers the client's unbind, or a message sent before it, with
+                // `unknownSession` instead of `unbound`. Either way no download of the old binding can follow,
+                // so this answers the unbind; waiting for an `unbound` that never comes would leave the session
+                // unbound for as long as the connection lasts.
+                sessions[id]?.awaitingUnbound = false
+                if timers[.rebind(id)] == nil { await bind(id) }
+            }
             return
         }
         if syncError.isFatal {

@@ -372,7 +372,10 @@ actor ServerCore {
         handle.send(.error(error))
     }
 
-    /// Unbinds `session` on the server and reports `code` for it.
+    /// Unbinds `session` on the server and reports `code` for it — unless its binding already ended while
+    /// the failed operation waited for the store (its pump failed, or the client unbound it): that end was
+    /// reported, or asked for, already. A second report would reach the client after it bound the same
+    /// session number again, and end its new binding on the client only, while the server kept serving it.
     private func failSession(
         _ session: BoundSession,
         on connection: ConnectionState,
@@ -381,6 +384,13 @@ actor ServerCore {
         retryAfterMilliseconds: UInt32? = nil,
         clientReset: ClientResetDetails? = nil
     ) {
+        guard session.isBound else {
+            logger.log(
+                .detail, Self.category,
+                "connection \(connection.handle.id), session \(session.sessionID): \(code) for a binding that "
+                    + "already ended, not reported: \(message.escapedForLog)")
+            return
+        }
         endSession(session, on: connection)
         reject(
             session.sessionID, on: connection, code, message, retryAfterMilliseconds: retryAfterMilliseconds,

@@ -12,28 +12,17 @@ import Testing
 struct ClientResetFileSystemTests {
     @Test("the store a client reset writes, and every later write to it, goes through the configured file system")
     func resetStoreUsesTheConfiguredFileSystem() async throws {
-        let clock = ServerClock()
-        let server = try await forgetfulServer(clock)
-        let fileSystem = ControlledFileSystem()
-        let recorder = ResetRecorder()
-        let fixture = try await EngineFixture(
-            server: server, fileSystem: fileSystem, configure: { $0.clientResetMode = .recoverUnsyncedChanges })
-        defer { fixture.directory.remove() }
-        let session = try await fixture.open()
-        let token = recorder.watch(session)
-        defer { token.invalidate() }
-        try await session.write(payload(1))
-        try await session.wait(for: .upload)
-        session.suspend()
-        try await serverNoticed(server, connections: 0)
+        let forgotten = try await ForgottenClientFileFixture.start()
+        defer { forgotten.remove() }
+        let (session, fileSystem) = (forgotten.session, forgotten.fileSystem)
         try await session.write(payload(2))
-        clock.advance(days: 31)
+        forgotten.clock.advance(days: 31)
         session.resume()
-        try await eventually("reset") { recorder.events.count == 2 }
+        try await eventually("reset") { forgotten.recorder.events.count == 2 }
         // The replacement was written at `.reset-p.synclog` and fsynced there: through the file system.
         #expect(fileSystem.syncCount(of: ".reset-p.synclog") > 0)
         try await session.write(payload(3))
         #expect(fileSystem.syncCount(of: ".reset-p.synclog") > 1)
-        try await fixture.app.close()
+        try await forgotten.engine.app.close()
     }
 }

@@ -27,16 +27,6 @@ struct HistoryTests {
         if case .connectionFailed = error { true } else { false }
     }
 
-    /// Lets `fixture`'s first attempt (refused, so that the test subscribes before the session binds) fail,
-    /// then connects: the reconnect after the 1 s backoff, in virtual time.
-    private func connect(_ fixture: EngineFixture) async throws {
-        try await eventually("the reconnect scheduled") {
-            fixture.timers.nextDueTime == fixture.timers.now + .seconds(1)
-        }
-        fixture.transport.faults.refuse = false
-        fixture.timers.advance(by: .seconds(1))
-    }
-
     @Test("a new server whose log grew past the client's version: historyLost reset, nothing skipped, nothing lost")
     func freshServerGrownPastTheClient() async throws {
         let directory = TemporaryDirectory()
@@ -62,7 +52,7 @@ struct HistoryTests {
         let session = try await fixture.open()
         let token = recorder.watch(session)  // before it connects: it sees both events
         defer { token.invalidate() }
-        try await connect(fixture)
+        try await fixture.connectAfterTheRefusedAttempt()
         try await eventually("reset") { recorder.events.count == 2 }
         try await session.wait(for: .upload)
         try await session.wait(for: .download)
@@ -103,7 +93,7 @@ struct HistoryTests {
         try await eventually("the old log replayed") { seen.values.count == 3 }
         let token = recorder.watch(session)
         defer { token.invalidate() }
-        try await connect(fixture)
+        try await fixture.connectAfterTheRefusedAttempt()
         try await eventually("reset") { recorder.events.count == 2 }
         try await session.wait(for: .upload)
         try await session.wait(for: .download)
@@ -155,7 +145,7 @@ struct HistoryTests {
         let session = try await fixture.open()
         let token = recorder.watch(session)  // before it connects: it sees both events
         defer { token.invalidate() }
-        try await connect(fixture)
+        try await fixture.connectAfterTheRefusedAttempt()
         try await eventually("reset") { recorder.events.count == 2 || session.state.value == .invalid }
         #expect(fixture.errors.values.filter { !isRefusal($0.error) }.isEmpty, "\(fixture.errors.values.map(\.error))")
         #expect(session.state.value == .active)
@@ -223,22 +213,9 @@ struct CopiedStoreTests {
         "the copy's new writes, under client versions the original used, are not taken as re-uploads: the copy is reset and they reach the server"
     )
     func copiedStoreIsReset() async throws {
-        let original = TemporaryDirectory()
-        let copy = TemporaryDirectory()
-        defer {
-            original.remove()
-            copy.remove()
-        }
-        let server = try await SyncServer.embedded()
-        do {
-            let app = makeApp(server: server.endpoint, directory: original.url)
-            let session = try await app.login(.anonymous).openSession(partition: "p")
-            try await session.write(payload(1))
-            try await session.wait(for: .upload)
-            try await app.close()
-        }
-        try FileManager.default.removeItem(at: copy.url)
-        try FileManager.default.copyItem(at: original.url, to: copy.url)
+        let copied = try await CopiedClientStore.start()
+        defer { copied.remove() }
+        let (server, original, copy) = (copied.server, copied.original, copied.copy)
         do {
             let app = makeApp(server: server.endpoint, directory: original.url)
             let session = try await app.login(.anonymous).openSession(partition: "p")
@@ -250,11 +227,7 @@ struct CopiedStoreTests {
         let fixture = try await EngineFixture(server: server, faults: .init(refuse: true), directory: copy)
         let session = try await fixture.open()
         try await session.write(payload(22))
-        try await eventually("the reconnect scheduled") {
-            fixture.timers.nextDueTime == fixture.timers.now + .seconds(1)
-        }
-        fixture.transport.faults.refuse = false
-        fixture.timers.advance(by: .seconds(1))
+        try await fixture.connectAfterTheRefusedAttempt()
         let expected = [1, 2, 22].map { Array(payload(UInt8($0))) }
         try await eventually("the copy's write reached the server") {
             (try? await server.changesets(in: "p").map(\.data)) == expected
@@ -268,22 +241,9 @@ struct CopiedStoreTests {
         "the copy's write under a client version the server acknowledged for the original is not marked acknowledged: the acknowledgement's digest differs, the copy is reset and its write reaches the server"
     )
     func acknowledgementOfTheOriginalsVersionResetsTheCopy() async throws {
-        let original = TemporaryDirectory()
-        let copy = TemporaryDirectory()
-        defer {
-            original.remove()
-            copy.remove()
-        }
-        let server = try await SyncServer.embedded()
-        do {
-            let app = makeApp(server: server.endpoint, directory: original.url)
-            let session = try await app.login(.anonymous).openSession(partition: "p")
-            try await session.write(payload(1))
-            try await session.wait(for: .upload)
-            try await app.close()
-        }
-        try FileManager.default.removeItem(at: copy.url)
-        try FileManager.default.copyItem(at: original.url, to: copy.url)
+        let copied = try await CopiedClientStore.start()
+        defer { copied.remove() }
+        let (server, original, copy) = (copied.server, copied.original, copied.copy)
         // The copy is bound and up to date; its upload of its own client version 2 is lost in transit.
         let fixture = try await EngineFixture(server: server, directory: copy)
         let session = try await fixture.open()
@@ -353,11 +313,7 @@ struct CopiedStoreTests {
         let session = try await fixture.open()
         let token = recorder.watch(session)  // before it connects: it sees both events
         defer { token.invalidate() }
-        try await eventually("the reconnect scheduled") {
-            fixture.timers.nextDueTime == fixture.timers.now + .seconds(1)
-        }
-        fixture.transport.faults.refuse = false
-        fixture.timers.advance(by: .seconds(1))
+        try await fixture.connectAfterTheRefusedAttempt()
         try await eventually("the copy is reset") { recorder.events.count == 2 || session.state.value == .invalid }
         #expect(session.state.value == .active)
         #expect(recorder.events.first?.reset.reason == .historyLost)

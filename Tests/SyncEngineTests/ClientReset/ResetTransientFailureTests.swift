@@ -19,23 +19,12 @@ import Testing
 struct ResetTransientFailureTests {
     @Test("ENOSPC while a client reset writes its new store: reported, retried after the backoff, nothing lost")
     func enospcDuringResetIsTransient() async throws {
-        let clock = ServerClock()
-        let server = try await forgetfulServer(clock)
-        let fileSystem = ControlledFileSystem()
-        let recorder = ResetRecorder()
-        let fixture = try await EngineFixture(
-            server: server, fileSystem: fileSystem, configure: { $0.clientResetMode = .recoverUnsyncedChanges })
-        defer { fixture.directory.remove() }
-        let session = try await fixture.open()
-        let token = recorder.watch(session)
-        defer { token.invalidate() }
-        try await session.write(payload(1))
-        try await session.wait(for: .upload)
-        session.suspend()
-        try await serverNoticed(server, connections: 0)
+        let forgotten = try await ForgottenClientFileFixture.start()
+        defer { forgotten.remove() }
+        let (session, fixture, fileSystem) = (forgotten.session, forgotten.engine, forgotten.fileSystem)
         try await session.write(payload(2))
         let previous = await session.engine.clientFileIDForTests
-        clock.advance(days: 31)
+        forgotten.clock.advance(days: 31)
         // The new store's header is its first write: the disk is full then, and has room afterwards.
         fileSystem.failNextWrite(of: ".reset-p.synclog", with: ENOSPC)
         session.resume()
@@ -49,12 +38,7 @@ struct ResetTransientFailureTests {
         // A write meanwhile goes to the old store, and is recovered by the reset that follows.
         try await session.write(payload(3))
         // The retry waits for the backoff (virtual time), then the server asks for the reset again.
-        try await eventually("the reset done") {
-            fixture.timers.advance(by: .milliseconds(500))
-            return recorder.events.contains {
-                if case .didReset = $0 { true } else { false }
-            }
-        }
+        try await forgotten.resetDone()
         try await session.wait(for: .upload)
         #expect(session.state.value == .active)
         #expect(await session.engine.clientFileIDForTests != previous)
@@ -66,21 +50,10 @@ struct ResetTransientFailureTests {
         "a write that fails (ENOSPC) while a client reset waits for the writes queued before it: the reset is retried, not dropped"
     )
     func failedFlushBeforeTheResetIsRetried() async throws {
-        let clock = ServerClock()
-        let server = try await forgetfulServer(clock)
-        let fileSystem = ControlledFileSystem()
-        let recorder = ResetRecorder()
-        let fixture = try await EngineFixture(
-            server: server, fileSystem: fileSystem, configure: { $0.clientResetMode = .recoverUnsyncedChanges })
-        defer { fixture.directory.remove() }
-        let session = try await fixture.open()
-        let token = recorder.watch(session)
-        defer { token.invalidate() }
-        try await session.write(payload(1))
-        try await session.wait(for: .upload)
-        session.suspend()
-        try await serverNoticed(server, connections: 0)
-        clock.advance(days: 31)
+        let forgotten = try await ForgottenClientFileFixture.start()
+        defer { forgotten.remove() }
+        let (session, fixture, fileSystem) = (forgotten.session, forgotten.engine, forgotten.fileSystem)
+        forgotten.clock.advance(days: 31)
         // A batch in flight (its fsync held), and a write queued behind it whose batch will fail.
         let gate = fileSystem.hold(.sync, of: "p.synclog")
         let second = Task { try await session.write(payload(2)) }
@@ -94,12 +67,7 @@ struct ResetTransientFailureTests {
         gate.release()
         _ = try await second.value
         await #expect(throws: SyncError.self) { try await third.value }
-        try await eventually("the reset done") {
-            fixture.timers.advance(by: .milliseconds(500))
-            return recorder.events.contains {
-                if case .didReset = $0 { true } else { false }
-            }
-        }
+        try await forgotten.resetDone()
         try await session.wait(for: .upload)
         #expect(session.state.value == .active)
         #expect(try await fixture.serverLog() == [Array(payload(1)), Array(payload(2))])

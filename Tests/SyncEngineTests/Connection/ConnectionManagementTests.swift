@@ -41,9 +41,7 @@ struct ConnectionManagementTests {
         for step in 0..<4 {
             let delay = Duration.seconds(1 << step)
             expected.append(delay)
-            try await eventually("reconnect \(step) scheduled") {
-                fixture.timers.nextDueTime == fixture.timers.now + delay
-            }
+            try await fixture.waitForTimer(in: delay, "reconnect \(step) scheduled")
             #expect(session.connectionState.value == .disconnected)
             #expect(fixture.transport.attempts == step + 1)
             fixture.timers.advance(by: delay)
@@ -62,10 +60,10 @@ struct ConnectionManagementTests {
         defer { fixture.directory.remove() }
         _ = try await fixture.open()
         let first = Duration.milliseconds(875)  // 1 s − 0.5 × 1 s / 4
-        try await eventually("first reconnect scheduled") { fixture.timers.nextDueTime == fixture.timers.now + first }
+        try await fixture.waitForTimer(in: first, "first reconnect scheduled")
         fixture.timers.advance(by: first)
         let second = Duration.milliseconds(1750)
-        try await eventually("second reconnect scheduled") { fixture.timers.nextDueTime == fixture.timers.now + second }
+        try await fixture.waitForTimer(in: second, "second reconnect scheduled")
     }
 
     @Test("a different error resets the backoff (the default, as Realm's client)")
@@ -73,18 +71,12 @@ struct ConnectionManagementTests {
         let fixture = try await EngineFixture(faults: .init(refuse: true))
         defer { fixture.directory.remove() }
         _ = try await fixture.open()
-        try await eventually("1 s") { fixture.timers.nextDueTime == fixture.timers.now + .seconds(1) }
+        try await fixture.waitForTimer(in: .seconds(1), "1 s")
         fixture.timers.advance(by: .seconds(1))
-        try await eventually("2 s") { fixture.timers.nextDueTime == fixture.timers.now + .seconds(2) }
+        try await fixture.waitForTimer(in: .seconds(2), "2 s")
         // The next attempt hangs instead: it fails by connect timeout, a different error.
-        fixture.transport.faults = .init(hold: true)
-        fixture.timers.advance(by: .seconds(2))
-        try await eventually("connect timeout armed") {
-            fixture.transport.attempts == 3 && fixture.timers.pendingCount == 1
-        }
-        #expect(fixture.timers.nextDueTime == fixture.timers.now + .seconds(120))
-        fixture.timers.advance(by: .seconds(120))
-        try await eventually("reset to 1 s") { fixture.timers.nextDueTime == fixture.timers.now + .seconds(1) }
+        try await fixture.nextAttemptTimesOut(after: .seconds(2), attempt: 3)
+        try await fixture.waitForTimer(in: .seconds(1), "reset to 1 s")
         #expect(fixture.errors.values.map(\.error).contains(.connectTimedOut))
     }
 
@@ -96,18 +88,12 @@ struct ConnectionManagementTests {
             random: { 0 }, faults: .init(refuse: true), timing: EngineTiming(backoff: .fleet))
         defer { fixture.directory.remove() }
         _ = try await fixture.open()
-        try await eventually("1 s") { fixture.timers.nextDueTime == fixture.timers.now + .seconds(1) }
+        try await fixture.waitForTimer(in: .seconds(1), "1 s")
         fixture.timers.advance(by: .seconds(1))
-        try await eventually("2 s") { fixture.timers.nextDueTime == fixture.timers.now + .seconds(2) }
+        try await fixture.waitForTimer(in: .seconds(2), "2 s")
         // The next attempt hangs instead: it fails by connect timeout, a different error.
-        fixture.transport.faults = .init(hold: true)
-        fixture.timers.advance(by: .seconds(2))
-        try await eventually("connect timeout armed") {
-            fixture.transport.attempts == 3 && fixture.timers.pendingCount == 1
-        }
-        #expect(fixture.timers.nextDueTime == fixture.timers.now + .seconds(120))
-        fixture.timers.advance(by: .seconds(120))
-        try await eventually("grown to 4 s") { fixture.timers.nextDueTime == fixture.timers.now + .seconds(4) }
+        try await fixture.nextAttemptTimesOut(after: .seconds(2), attempt: 3)
+        try await fixture.waitForTimer(in: .seconds(4), "grown to 4 s")
         #expect(fixture.errors.values.map(\.error).contains(.connectTimedOut))
     }
 
@@ -116,9 +102,9 @@ struct ConnectionManagementTests {
         let fixture = try await EngineFixture(faults: .init(refuse: true))
         defer { fixture.directory.remove() }
         let session = try await fixture.open()
-        try await eventually("1 s") { fixture.timers.nextDueTime == fixture.timers.now + .seconds(1) }
+        try await fixture.waitForTimer(in: .seconds(1), "1 s")
         fixture.timers.advance(by: .seconds(1))
-        try await eventually("2 s") { fixture.timers.nextDueTime == fixture.timers.now + .seconds(2) }
+        try await fixture.waitForTimer(in: .seconds(2), "2 s")
         fixture.transport.faults = .init()
         session.reconnect()
         try await eventually("connected without advancing time") { session.connectionState.value == .connected }
@@ -126,15 +112,14 @@ struct ConnectionManagementTests {
         // The backoff was reset: the next failure waits 1 s again.
         fixture.transport.faults = .init(refuse: true)
         fixture.transport.dropConnections()
-        try await eventually("1 s again") { fixture.timers.nextDueTime == fixture.timers.now + .seconds(1) }
+        try await fixture.waitForTimer(in: .seconds(1), "1 s again")
     }
 
     @Test("reconnect() has no effect when connected")
     func reconnectWhenConnected() async throws {
         let fixture = try await EngineFixture()
         defer { fixture.directory.remove() }
-        let session = try await fixture.open()
-        try await eventually("connected") { session.connectionState.value == .connected }
+        let session = try await fixture.openConnected()
         session.reconnect()
         session.reconnect()
         try await session.wait(for: .download)
@@ -146,12 +131,11 @@ struct ConnectionManagementTests {
     func lostConnectionReconnects() async throws {
         let fixture = try await EngineFixture()
         defer { fixture.directory.remove() }
-        let session = try await fixture.open()
-        try await eventually("connected") { session.connectionState.value == .connected }
+        let session = try await fixture.openConnected()
         fixture.transport.dropConnections()
         try await eventually("disconnected") { session.connectionState.value == .disconnected }
         try await session.write(Data("offline".utf8))
-        try await eventually("reconnect scheduled") { fixture.timers.nextDueTime == fixture.timers.now + .seconds(1) }
+        try await fixture.waitForTimer(in: .seconds(1), "reconnect scheduled")
         fixture.timers.advance(by: .seconds(1))
         try await session.wait(for: .upload)
         #expect(try await fixture.serverLog() == [Array("offline".utf8)])
@@ -177,15 +161,12 @@ struct ConnectionManagementTests {
     func keepalive() async throws {
         let fixture = try await EngineFixture(random: { 0.5 })
         defer { fixture.directory.remove() }
-        let session = try await fixture.open()
-        try await eventually("connected") { session.connectionState.value == .connected }
+        let session = try await fixture.openConnected()
         let interval = Duration.seconds(57)  // 60 s − 0.5 × 10 %
         #expect(fixture.timers.nextDueTime == fixture.timers.now + interval)
         for _ in 0..<3 {
             fixture.timers.advance(by: interval)
-            try await eventually("pong, next ping armed") {
-                fixture.timers.nextDueTime == fixture.timers.now + interval
-            }
+            try await fixture.waitForTimer(in: interval, "pong, next ping armed")
         }
         #expect(session.connectionState.value == .connected)
         #expect(fixture.transport.attempts == 1)
@@ -195,11 +176,10 @@ struct ConnectionManagementTests {
     func pongTimeout() async throws {
         let fixture = try await EngineFixture()
         defer { fixture.directory.remove() }
-        let session = try await fixture.open()
-        try await eventually("connected") { session.connectionState.value == .connected }
+        let session = try await fixture.openConnected()
         fixture.transport.faults.swallowPongs = true
         fixture.timers.advance(by: .seconds(60))
-        try await eventually("pong timeout armed") { fixture.timers.nextDueTime == fixture.timers.now + .seconds(120) }
+        try await fixture.waitForTimer(in: .seconds(120), "pong timeout armed")
         fixture.timers.advance(by: .seconds(120))
         try await eventually("pong timed out") { fixture.errors.values.map(\.error) == [.pongTimedOut] }
         try await eventually("disconnected") { session.connectionState.value == .disconnected }
@@ -233,7 +213,7 @@ struct ConnectionManagementTests {
         // Held past the pong timeout, the pong is as good as lost.
         fixture.transport.faults.delayMessages = true
         fixture.timers.advance(by: .seconds(60))
-        try await eventually("pong timeout armed") { fixture.timers.nextDueTime == fixture.timers.now + .seconds(120) }
+        try await fixture.waitForTimer(in: .seconds(120), "pong timeout armed")
         fixture.timers.advance(by: .seconds(120))
         try await eventually("pong timed out") { fixture.errors.values.map(\.error) == [.pongTimedOut] }
     }
@@ -271,10 +251,7 @@ struct ConnectionManagementTests {
     func sharedConnection() async throws {
         let fixture = try await EngineFixture()
         defer { fixture.directory.remove() }
-        let first = try await fixture.open("one")
-        let second = try await fixture.open("two")
-        try await first.wait(for: .download)
-        try await second.wait(for: .download)
+        _ = try await fixture.openSynced("one", "two")
         #expect(fixture.transport.attempts == 1)
         #expect(fixture.server.connectionCount == 1)
     }
@@ -283,10 +260,7 @@ struct ConnectionManagementTests {
     func connectionPerSession() async throws {
         let fixture = try await EngineFixture(sharing: .perSession)
         defer { fixture.directory.remove() }
-        let first = try await fixture.open("one")
-        let second = try await fixture.open("two")
-        try await first.wait(for: .download)
-        try await second.wait(for: .download)
+        _ = try await fixture.openSynced("one", "two")
         #expect(fixture.transport.attempts == 2)
         #expect(fixture.server.connectionCount == 2)
     }

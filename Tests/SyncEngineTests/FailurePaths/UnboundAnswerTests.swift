@@ -6,6 +6,12 @@ import Testing
 
 @testable import SyncEngine
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// After the server ends a session with a session-level error, it answers the client's messages already
 /// in flight for that session with `unknownSession` (issue 21 item 10): those answers are expected, not
 /// protocol violations.
@@ -53,6 +59,78 @@ struct UnboundAnswerTests {
         try await eventually("reported") { !errors.values.isEmpty }
         #expect(errors.values.map(\.error) == [.protocolViolation("the store failed", isFatal: false)])
         try await app.close()
+    }
+
+    @Test(
+        "an unbind after a local store failure, answered unknownSession because the server had already ended the binding itself, still lets the session bind again: the write is acknowledged"
+    )
+    func unbindAnsweredUnknownSessionStillRebinds() async throws {
+        let store = SwitchableStore()
+        let server = try await SyncServer.embedded(configuration: .init(store: store))
+        let fileSystem = ControlledFileSystem()
+        let fixture = try await EngineFixture(server: server, fileSystem: fileSystem)
+        defer { fixture.directory.remove() }
+        let session = try await fixture.openConnected()
+        try await session.wait(for: .download)
+        // From here the server's messages to the session are held in transit, released one by one.
+        fixture.transport.faults.delayMessages = true
+        let other = TemporaryDirectory()
+        defer { other.remove() }
+        let writer = try await makeApp(server: server.endpoint, directory: other.url)
+            .login(.anonymous).openSession(partition: "p")
+        try await writer.write(payload(1))
+        try await writer.wait(for: .upload)
+        try await eventually("the other's changeset held for the session") { fixture.transport.heldChangesetCount == 1 }
+        // The session's upload fails in the server's store: the server ends the binding (its error held).
+        await store.setFailsAppends(true)
+        try await session.write(payload(2))
+        try await eventually("the server's session error held") {
+            fixture.transport.held.contains {
+                if case .error(let error) = $0 { error.code == .internalError } else { false }
+            }
+        }
+        await store.setFailsAppends(false)
+        // The download arrives first and cannot be stored (ENOSPC): the client unbinds the session itself and
+        // waits for the server's answer before binding again. The server holds no binding: unknownSession.
+        fileSystem.failNextWrite(of: "p.synclog", with: ENOSPC)
+        fixture.transport.releaseOne()
+        try await eventually("the server answered the unbind with unknownSession") {
+            fixture.transport.held.contains {
+                if case .error(let error) = $0 { error.code == .unknownSession } else { false }
+            }
+        }
+        fixture.transport.deliverDelayedMessages()
+        // After the backoff (virtual time) the session binds again, and its write is acknowledged.
+        try await eventually("the write acknowledged", limit: .seconds(20)) {
+            fixture.timers.advance(by: .milliseconds(500))
+            return session.pendingWrites.value.isEmpty
+        }
+        #expect(session.state.value == .active)
+        #expect(try await fixture.serverLog() == [Array(payload(1)), Array(payload(2))])
+        try await eventually("the other's changeset stored after all") {
+            Collected(session.changesets).values.count == 2
+        }
+        try await fixture.app.close()
+    }
+}
+
+/// A server store in memory whose appends fail while `failsAppends` (storing nothing).
+actor SwitchableStore: PartitionStore {
+    struct Failure: Error {}
+    private var logs: [String: [StoredChangeset]] = [:]
+    private var failsAppends = false
+
+    func setFailsAppends(_ fails: Bool) { failsAppends = fails }
+
+    func summaries(of partition: String) -> [StoredChangesetSummary] { (logs[partition] ?? []).map(\.summary) }
+
+    func read(_ versions: ClosedRange<UInt64>, of partition: String) -> [StoredChangeset] {
+        (logs[partition] ?? []).filter { versions.contains($0.serverVersion) }
+    }
+
+    func append(_ changesets: [StoredChangeset], to partition: String) throws {
+        if failsAppends { throw Failure() }
+        logs[partition, default: []].append(contentsOf: changesets)
     }
 }
 

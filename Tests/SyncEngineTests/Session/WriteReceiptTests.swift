@@ -144,12 +144,9 @@ struct WriteReceiptTests {
 
     @Test("closing the app while a receipt is awaited: the await throws .appClosed")
     func appCloseFinishesWaiters() async throws {
-        let fixture = try await EngineFixture(faults: .init(hold: true))
-        defer { fixture.directory.remove() }
-        let session = try await fixture.open()
-        let receipt = try await session.write(payload(1))
-        let awaited = AwaitedUpload(receipt)
-        try await eventually("waiting") { session.activeWaitCount == 1 }
+        let offline = try await AwaitedWhileOffline.start()
+        defer { offline.fixture.directory.remove() }
+        let (fixture, awaited) = (offline.fixture, offline.awaited)
         #expect(awaited.result == nil)
         try await fixture.app.close()
         #expect(try await awaited.finished("the await ended") == .appClosed)
@@ -157,12 +154,9 @@ struct WriteReceiptTests {
 
     @Test("session.close() (stop policy .immediately) while a receipt is awaited: it throws .sessionInactive")
     func sessionCloseFinishesWaiters() async throws {
-        let fixture = try await EngineFixture(stopPolicy: .immediately, faults: .init(hold: true))
-        defer { fixture.directory.remove() }
-        let session = try await fixture.open()
-        let receipt = try await session.write(payload(1))
-        let awaited = AwaitedUpload(receipt)
-        try await eventually("waiting") { session.activeWaitCount == 1 }
+        let offline = try await AwaitedWhileOffline.start(stopPolicy: .immediately)
+        defer { offline.fixture.directory.remove() }
+        let (fixture, session, receipt, awaited) = (offline.fixture, offline.session, offline.receipt, offline.awaited)
         session.close()
         #expect(try await awaited.finished("the await ended") == .sessionInactive)
         #expect(session.isPending(receipt), "still written and unacknowledged")
@@ -171,12 +165,9 @@ struct WriteReceiptTests {
 
     @Test("cancelling the awaiting task: the await throws .cancelled, and the receipt stays pending")
     func cancellation() async throws {
-        let fixture = try await EngineFixture(faults: .init(hold: true))
-        defer { fixture.directory.remove() }
-        let session = try await fixture.open()
-        let receipt = try await session.write(payload(1))
-        let awaited = AwaitedUpload(receipt)
-        try await eventually("waiting") { session.activeWaitCount == 1 }
+        let offline = try await AwaitedWhileOffline.start()
+        defer { offline.fixture.directory.remove() }
+        let (fixture, session, receipt, awaited) = (offline.fixture, offline.session, offline.receipt, offline.awaited)
         awaited.cancel()
         #expect(try await awaited.finished("the await ended") == .cancelled)
         #expect(session.isPending(receipt))
@@ -184,36 +175,11 @@ struct WriteReceiptTests {
         try await fixture.app.close()
     }
 
-    /// A writes a1 a2 (uploaded); A goes offline and writes a3 a4 (receipts kept); 31 days later B writes and A
-    /// comes back: the server asks A for a client reset in `mode`.
-    private func resetScenario(
-        mode: ClientResetMode
-    ) async throws -> (a: EngineFixture, b: EngineFixture, session: SyncSession, receipts: [WriteReceipt]) {
-        let clock = ServerClock()
-        let server = try await forgetfulServer(clock)
-        let a = try await EngineFixture(server: server, configure: { $0.clientResetMode = mode })
-        let b = try await EngineFixture(server: server)
-        let session = try await a.open()
-        let other = try await b.open()
-        var receipts = [try await session.write(payload(1)), try await session.write(payload(2))]
-        try await session.wait(for: .upload)
-        session.suspend()
-        try await serverNoticed(server, connections: 1)
-        receipts += [try await session.write(payload(3)), try await session.write(payload(4))]
-        clock.advance(days: 31)
-        try await other.write(payload(12))
-        try await other.wait(for: .upload)
-        return (a, b, session, receipts)
-    }
-
     @Test(".discardUnsyncedChanges: a discarded write's await throws the reset error; an uploaded one's returns")
     func resetDiscards() async throws {
-        let (a, b, session, receipts) = try await resetScenario(mode: .discardUnsyncedChanges)
-        defer {
-            a.directory.remove()
-            b.directory.remove()
-        }
-        let resets = Collected(session.clientResets)
+        let scenario = try await ReceiptResetScenario.start(mode: .discardUnsyncedChanges)
+        defer { scenario.remove() }
+        let (session, receipts, resets) = (scenario.session, scenario.receipts, scenario.resets)
         #expect(session.isPending(receipts[3]))
         session.resume()
         // Awaited as soon as the session syncs (a suspended session's await throws `.sessionInactive`).
@@ -231,18 +197,14 @@ struct WriteReceiptTests {
         }
         #expect(try await AwaitedUpload(receipts[0]).finished("uploaded before the reset") == nil)
         #expect(session.pendingWrites.value.isEmpty)
-        try await a.app.close()
-        try await b.app.close()
+        try await scenario.close()
     }
 
     @Test(".recoverUnsyncedChanges: a recovered write's await returns once it is uploaded again")
     func resetRecovers() async throws {
-        let (a, b, session, receipts) = try await resetScenario(mode: .recoverUnsyncedChanges)
-        defer {
-            a.directory.remove()
-            b.directory.remove()
-        }
-        let resets = Collected(session.clientResets)
+        let scenario = try await ReceiptResetScenario.start(mode: .recoverUnsyncedChanges)
+        defer { scenario.remove() }
+        let (a, session, receipts, resets) = (scenario.a, scenario.session, scenario.receipts, scenario.resets)
         #expect(session.isPending(receipts[3]))
         session.resume()
         let recovered = AwaitedUpload(receipts[3])
@@ -255,18 +217,14 @@ struct WriteReceiptTests {
         let next = try await session.write(payload(5))
         #expect(next.clientFileID != receipts[0].clientFileID, "the reset gave the store a new client file")
         #expect(next.clientVersion == 3, "after the two recovered changesets")
-        try await a.app.close()
-        try await b.app.close()
+        try await scenario.close()
     }
 
     @Test("a write recovered by a reset is pending under its old receipt until it is uploaded again")
     func recoveredIsPendingUnderTheOldReceipt() async throws {
-        let (a, b, session, receipts) = try await resetScenario(mode: .recoverUnsyncedChanges)
-        defer {
-            a.directory.remove()
-            b.directory.remove()
-        }
-        let resets = Collected(session.clientResets)
+        let scenario = try await ReceiptResetScenario.start(mode: .recoverUnsyncedChanges)
+        defer { scenario.remove() }
+        let (a, session, receipts, resets) = (scenario.a, scenario.session, scenario.receipts, scenario.resets)
         a.transport.faults.dropUploads = true
         session.resume()
         try await eventually("reset") { resets.values.count == 2 }
@@ -282,7 +240,6 @@ struct WriteReceiptTests {
         session.reconnect()
         #expect(try await awaited.finished("uploaded again") == nil)
         #expect(!session.isPending(receipts[3]))
-        try await a.app.close()
-        try await b.app.close()
+        try await scenario.close()
     }
 }

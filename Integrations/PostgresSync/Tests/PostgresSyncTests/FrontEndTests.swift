@@ -14,33 +14,15 @@ extension PostgresTests {
         )
         func twoFrontEndsConverge() async throws {
             let url = try await TestDatabase.create()
-            let stores = [try await openStore(url, name: "fe-a"), try await openStore(url, name: "fe-b")]
-            var servers: [SyncServer] = []
-            var ports: [Int] = []
-            for store in stores {
-                let server = try await SyncServer.listening(configuration: .init(store: store, logLevel: .error))
-                let kind = try #require(server.webSocketEndpoint?.kind)
-                guard case .webSocket(_, let port) = kind else {
-                    Issue.record("a listening server's endpoint is not a WebSocket address: \(kind)")
-                    return
-                }
-                servers.append(server)
-                ports.append(port)
-            }
+            let frontEnds = try await InProcessFrontEnd.start(url, names: ["fe-a", "fe-b"], logLevel: .error)
+            let ports = frontEnds.map(\.port)
             let perWriter = 40
             var writers: [Client] = []
             for index in 0..<4 { writers.append(try await Client(tag: "w\(index)", port: ports[index % 2])) }
             let readers = [try await Client(tag: "r0", port: ports[0]), try await Client(tag: "r1", port: ports[1])]
-
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                for writer in writers {
-                    group.addTask { for index in 0..<perWriter { try await writer.write(index) } }
-                }
-                try await group.waitForAll()
-            }
-            for writer in writers { try await writer.session.wait(for: .upload) }
+            try await Client.writeAtOnce(writers, count: perWriter)
             let total = writers.count * perWriter
-            let log = try await stores[0].read(1...UInt64(total + 10), of: "p")
+            let log = try await frontEnds[0].store.read(1...UInt64(total + 10), of: "p")
             #expect(log.map(\.serverVersion) == Array(1...UInt64(total)))
             for client in readers + writers {
                 try await eventually("\(client.tag) holds \(total) changesets") {
@@ -49,8 +31,7 @@ extension PostgresTests {
                 #expect(differences(of: client, from: log) == [])
             }
             for client in readers + writers { await client.close() }
-            for server in servers { await server.stop() }
-            for store in stores { await store.close() }
+            for frontEnd in frontEnds { await frontEnd.stop() }
         }
     }
 }
@@ -61,31 +42,14 @@ extension PostgresTests.FrontEndTests {
     )
     func contentionCostsRetriesOnly() async throws {
         let url = try await TestDatabase.create()
-        let stores = [try await openStore(url, name: "fe-a"), try await openStore(url, name: "fe-b")]
-        var servers: [SyncServer] = []
-        var ports: [Int] = []
-        for store in stores {
-            let server = try await SyncServer.listening(configuration: .init(store: store, logLevel: .error))
-            let kind = try #require(server.webSocketEndpoint?.kind)
-            guard case .webSocket(_, let port) = kind else {
-                Issue.record("a listening server's endpoint is not a WebSocket address: \(kind)")
-                return
-            }
-            servers.append(server)
-            ports.append(port)
-        }
+        let frontEnds = try await InProcessFrontEnd.start(url, names: ["fe-a", "fe-b"], logLevel: .error)
+        let ports = frontEnds.map(\.port)
         let perWriter = 30
         var writers: [Client] = []
         for index in 0..<8 { writers.append(try await Client(tag: "w\(index)", port: ports[index % 2])) }
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            for writer in writers {
-                group.addTask { for index in 0..<perWriter { try await writer.write(index) } }
-            }
-            try await group.waitForAll()
-        }
-        for writer in writers { try await writer.session.wait(for: .upload) }
+        try await Client.writeAtOnce(writers, count: perWriter)
         let total = writers.count * perWriter
-        let log = try await stores[0].read(1...UInt64(total + 10), of: "p")
+        let log = try await frontEnds[0].store.read(1...UInt64(total + 10), of: "p")
         #expect(log.map(\.serverVersion) == Array(1...UInt64(total)))
         for writer in writers {
             let own = log.filter { writer.isOwn($0.data) }.map(\.data)
@@ -93,7 +57,6 @@ extension PostgresTests.FrontEndTests {
             #expect(writer.errors.values.isEmpty, "\(writer.tag): \(writer.errors.values.map(\.error))")
         }
         for client in writers { await client.close() }
-        for server in servers { await server.stop() }
-        for store in stores { await store.close() }
+        for frontEnd in frontEnds { await frontEnd.stop() }
     }
 }

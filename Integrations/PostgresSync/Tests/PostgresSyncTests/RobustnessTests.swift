@@ -1,6 +1,7 @@
 import Foundation
 import PostgresNIO
 import PostgresSync
+import SyncEngine
 import SyncServer
 import Testing
 
@@ -132,21 +133,18 @@ extension PostgresTests {
             let directory = TemporaryDirectory()
             defer { directory.remove() }
             do {
-                let store = try await openStore(url, name: "before")
-                let server = try await SyncServer.listening(configuration: .init(store: store, logLevel: .off))
-                let port = try port(of: server)
-                let writer = try await Client(tag: "before", port: port)
+                let before = try await InProcessFrontEnd.start(url, name: "before")
+                let writer = try await Client(tag: "before", port: before.port)
                 for index in 0..<3 { try await writer.write(index) }
                 try await writer.session.wait(for: .upload)
                 await writer.close()
                 // The client only reads: it holds versions 1…3 and no acknowledgement the log could lack.
-                let app = networkApp(port: port, directory)
+                let app = networkApp(port: before.port, directory)
                 let session = try await app.login(.anonymous).openSession(partition: "p")
                 let received = Collected(session.changesets)
                 try await eventually("the reader holds versions 1…3") { received.values.count == 3 }
                 try await app.close()
-                await server.stop()
-                await store.close()
+                await before.stop()
             }
             // The database loses the log (restored from a copy without it), and others write past the
             // client's version 3 again, through a new front end.
@@ -154,26 +152,15 @@ extension PostgresTests {
                 try await connection.query("DELETE FROM sync_changesets", logger: logger)
                 try await connection.query("DELETE FROM sync_partitions", logger: logger)
             }
-            let store = try await openStore(url, name: "after")
-            let server = try await SyncServer.listening(configuration: .init(store: store, logLevel: .off))
-            let port = try port(of: server)
-            let other = try await Client(tag: "other", port: port)
-            for index in 0..<5 { try await other.write(index) }
-            try await other.session.wait(for: .upload)
-
-            let resets = Resets()
-            let app = networkApp(port: port, directory) { $0.clientResetHandler = resets.handler }
-            let session = try await app.login(.anonymous).openSession(partition: "p")
+            let after = try await writtenPastTheClient(url)
+            let (app, session) = try await reopenExpectingHistoryLost(port: after.frontEnd.port, directory)
             let received = Collected(session.changesets)
-            try await eventually("a client reset", limit: .seconds(60)) { !resets.reasons.isEmpty }
-            #expect(resets.reasons.first == .historyLost)
             try await eventually("the new log reached the client", limit: .seconds(60)) {
                 received.values.count >= 5
             }
             try await app.close()
-            await other.close()
-            await server.stop()
-            await store.close()
+            await after.other.close()
+            await after.frontEnd.stop()
         }
 
         @Test(
@@ -184,36 +171,24 @@ extension PostgresTests {
             let directory = TemporaryDirectory()
             defer { directory.remove() }
             do {
-                let store = try await openStore(url, name: "before")
-                let server = try await SyncServer.listening(configuration: .init(store: store, logLevel: .off))
-                let app = networkApp(port: try port(of: server), directory)
+                let before = try await InProcessFrontEnd.start(url, name: "before")
+                let app = networkApp(port: before.port, directory)
                 let session = try await app.login(.anonymous).openSession(partition: "p")
                 for index in 0..<3 { try await session.write(Data("mine \(index)".utf8)) }
                 try await session.wait(for: .upload)
                 try await app.close()
-                await server.stop()
-                await store.close()
+                await before.stop()
             }
             // The database goes back to a copy taken after version 1: same partition row, same history id.
             try await TestDatabase.admin(url) { connection, logger in
                 try await connection.query("DELETE FROM sync_changesets WHERE server_version > 1", logger: logger)
                 try await connection.query("UPDATE sync_partitions SET latest_version = 1", logger: logger)
             }
-            let store = try await openStore(url, name: "after")
-            let server = try await SyncServer.listening(configuration: .init(store: store, logLevel: .off))
-            let port = try port(of: server)
-            let other = try await Client(tag: "other", port: port)
-            for index in 0..<5 { try await other.write(index) }
-            try await other.session.wait(for: .upload)
-
-            let resets = Resets()
-            let app = networkApp(port: port, directory) { $0.clientResetHandler = resets.handler }
-            let session = try await app.login(.anonymous).openSession(partition: "p")
-            try await eventually("a client reset", limit: .seconds(60)) { !resets.reasons.isEmpty }
-            #expect(resets.reasons.first == .historyLost)
+            let after = try await writtenPastTheClient(url)
+            let (app, session) = try await reopenExpectingHistoryLost(port: after.frontEnd.port, directory)
             // The reset's recovered changesets (those the restore lost) are uploaded again: in the log, each once.
             func log() async throws -> [String] {
-                try await store.read(1...20, of: "p").map { String(decoding: $0.data, as: UTF8.self) }
+                try await after.frontEnd.store.read(1...20, of: "p").map { String(decoding: $0.data, as: UTF8.self) }
             }
             try await eventually("the lost changesets uploaded again", limit: .seconds(60)) {
                 try await log().contains("mine 2")
@@ -224,17 +199,33 @@ extension PostgresTests {
                 #expect(log.filter { $0 == "mine \(index)" }.count == 1, "\(log)")
             }
             try await app.close()
-            await other.close()
-            await server.stop()
-            await store.close()
+            await after.other.close()
+            await after.frontEnd.stop()
+        }
+
+        /// A new front end on `url` ("after"), through which another client ("other") writes five
+        /// changesets, acknowledged: past the version the earlier client holds.
+        private func writtenPastTheClient(
+            _ url: DatabaseURL
+        ) async throws -> (frontEnd: InProcessFrontEnd, other: Client) {
+            let frontEnd = try await InProcessFrontEnd.start(url, name: "after")
+            let other = try await Client(tag: "other", port: frontEnd.port)
+            for index in 0..<5 { try await other.write(index) }
+            try await other.session.wait(for: .upload)
+            return (frontEnd, other)
+        }
+
+        /// Opens the earlier client's app again (its files in `directory`) on `port`, and waits for its
+        /// client reset, which must be `historyLost`.
+        private func reopenExpectingHistoryLost(
+            port: Int, _ directory: TemporaryDirectory
+        ) async throws -> (app: SyncApp, session: SyncSession) {
+            let resets = Resets()
+            let app = networkApp(port: port, directory) { $0.clientResetHandler = resets.handler }
+            let session = try await app.login(.anonymous).openSession(partition: "p")
+            try await eventually("a client reset", limit: .seconds(60)) { !resets.reasons.isEmpty }
+            #expect(resets.reasons.first == .historyLost)
+            return (app, session)
         }
     }
-}
-
-/// The port of a listening server's WebSocket endpoint.
-func port(of server: SyncServer) throws -> Int {
-    guard let kind = server.webSocketEndpoint?.kind, case .webSocket(_, let port) = kind else {
-        throw TimedOut(what: "a WebSocket endpoint of the server")
-    }
-    return port
 }

@@ -216,8 +216,21 @@ extension PostgresTests {
             // Every write acknowledged, waited for with a deadline (a bare `wait(for: .upload)` would let a
             // stuck upload hang the suite until its time limit, naming nothing; one CI run did).
             for writer in writers {
-                try await eventually("\(writer.tag) has every write acknowledged", limit: .seconds(120)) {
-                    writer.session.pendingWrites.value.isEmpty
+                do {
+                    try await eventually("\(writer.tag) has every write acknowledged", limit: .seconds(120)) {
+                        writer.session.pendingWrites.value.isEmpty
+                    }
+                } catch {
+                    // What a rare failure needs to be understood (the front ends log session errors at their
+                    // default level, warn): the writer's state and the end of both front ends' logs.
+                    Issue.record(
+                        """
+                        \(writer.tag): pending \(writer.session.pendingWrites.value), \
+                        session \(writer.session.state.value), errors \(writer.errors.values.map(\.error))
+                        fe1: \(fronts[0].stderr.suffix(6_000))
+                        fe2: \(fronts[1].stderr.suffix(6_000))
+                        """)
+                    throw error
                 }
             }
             let total = writers.count * perWriter
@@ -229,6 +242,15 @@ extension PostgresTests {
             let log = try await log(url)
             #expect(log.count == total)
             for client in everyone { #expect(differences(of: client, from: log) == []) }
+            // The errors were the database's, retried: no session became invalid, none saw a protocol violation
+            // (a stale session error once made a writer's client fail one and hang).
+            for client in everyone {
+                #expect(client.session.state.value == .active, "\(client.tag)")
+                let violations = client.errors.values.filter {
+                    if case .protocolViolation = $0.error { true } else { false }
+                }
+                #expect(violations.isEmpty, "\(client.tag): \(violations.map(\.error))")
+            }
             let errors = everyone.map(\.errors.values.count).reduce(0, +)
             print("databaseRestartedUnderLoad: clients reported \(errors) errors and recovered")
             for front in fronts { #expect(try await front.stop(SIGTERM) == 0) }

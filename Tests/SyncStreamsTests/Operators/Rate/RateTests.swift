@@ -2,75 +2,10 @@ import Testing
 
 @testable import SyncStreams
 
-/// A progress report for the rate operator.
-private struct Progress: TransferProgress, Sendable {
-    var transferredBytes: Int
-    var transferrableBytes: Int
-
-    init(_ transferred: Int, of transferrable: Int) {
-        transferredBytes = transferred
-        transferrableBytes = transferrable
-    }
-}
-
-/// What the subscriber saw, with the virtual time it saw it at (in whole seconds, rounded).
-private enum Seen: Equatable, Sendable {
-    case rate(at: Duration, bytesPerSecond: Double, remaining: Duration?)
-    case finished
-    case failure(StreamTestError)
-}
-
-/// The rate operator on a `TestExecutor`, with a subject feeding it and a log of what came out when.
-private final class Harness: Sendable {
-    let executor = TestExecutor()
-    let subject = PassthroughSubject<Progress, StreamTestError>()
-    private let log = Locked<[Seen]>([])
-    let token: SubscriptionToken
-
-    init(window: Duration) {
-        let executor = self.executor
-        let log = self.log
-        token = subject.rate(window: window, on: executor).subscribe(
-            onValue: { rate in
-                log.withLock {
-                    $0.append(
-                        .rate(
-                            at: executor.now.sinceOrigin, bytesPerSecond: rate.bytesPerSecond,
-                            remaining: rate.estimatedTimeRemaining))
-                }
-            },
-            onCompletion: { completion in
-                switch completion {
-                case .finished: log.withLock { $0.append(.finished) }
-                case .failure(let error): log.withLock { $0.append(.failure(error)) }
-                }
-            })
-    }
-
-    var seen: [Seen] { log.withLock { $0 } }
-
-    /// Sends `transferred/transferrable` at the current virtual time and runs what is due.
-    func send(_ transferred: Int, of transferrable: Int) {
-        subject.send(Progress(transferred, of: transferrable))
-        executor.advance(by: .zero)
-    }
-
-    /// Advances virtual time to `seconds` since the origin.
-    func at(_ seconds: Int) { executor.advance(to: StreamInstant(sinceOrigin: .seconds(seconds))) }
-}
-
 @Suite struct RateTests {
     @Test func theDocCommentsMarbleExampleHolds() {
-        let harness = Harness(window: .seconds(2))
-        harness.send(0, of: 400)
-        harness.at(1)
-        harness.send(100, of: 400)
-        harness.at(2)
-        harness.send(200, of: 400)
-        harness.at(3)
-        harness.send(300, of: 400)
-        harness.at(6)
-        harness.send(400, of: 400)
+        let harness = RateHarness(window: .seconds(2))
+        harness.play([(0, 0), (1, 100), (2, 200), (3, 300), (6, 400)], of: 400)
         harness.at(7)
         harness.subject.send(completion: .finished)
         harness.executor.advance(by: .zero)
@@ -88,7 +23,7 @@ private final class Harness: Sendable {
     }
 
     @Test func theFirstValueGivesRateZeroAndUnknownTimeRemaining() {
-        let harness = Harness(window: .seconds(2))
+        let harness = RateHarness(window: .seconds(2))
         harness.send(50, of: 400)
         #expect(harness.seen == [.rate(at: .zero, bytesPerSecond: 0, remaining: nil)])
         #expect(harness.executor.pendingCount == 0, "no stall timer while the rate is 0")
@@ -97,14 +32,8 @@ private final class Harness: Sendable {
     @Test func samplesOlderThanTheWindowNoLongerCount() {
         // Window 2 s: at 4 s the baseline is the sample at 1 s (the latest at least 2 s old), not the one
         // at 0 s: (1200 − 1000) / 3 s, not 1200 / 4 s.
-        let harness = Harness(window: .seconds(2))
-        harness.send(0, of: 10_000)
-        harness.at(1)
-        harness.send(1_000, of: 10_000)
-        harness.at(3)
-        harness.send(1_100, of: 10_000)
-        harness.at(4)
-        harness.send(1_200, of: 10_000)
+        let harness = RateHarness(window: .seconds(2))
+        harness.play([(0, 0), (1, 1_000), (3, 1_100), (4, 1_200)], of: 10_000)
         let last = harness.seen.last
         #expect(last == .rate(at: .seconds(4), bytesPerSecond: 200.0 / 3, remaining: .milliseconds(132_000)))
     }
@@ -112,18 +41,14 @@ private final class Harness: Sendable {
     @Test func reportsSparserThanTheWindowAreMeasuredOverTheWholeGap() {
         // Window 1 s, a report every 3 s: between two reports the rate is measured from the previous one
         // (the baseline), 300 bytes over 3 s, not 0 for lack of two samples inside the last second.
-        let harness = Harness(window: .seconds(1))
-        harness.send(0, of: 900)
-        harness.at(3)
-        harness.send(300, of: 900)
+        let harness = RateHarness(window: .seconds(1))
+        harness.play([(0, 0), (3, 300)], of: 900)
         #expect(harness.seen.last == .rate(at: .seconds(3), bytesPerSecond: 100, remaining: .seconds(6)))
     }
 
     @Test func aStallOfAWholeWindowDropsTheRateToZeroExactlyAWindowAfterTheNewestValue() {
-        let harness = Harness(window: .seconds(2))
-        harness.send(0, of: 1_000)
-        harness.at(1)
-        harness.send(100, of: 1_000)
+        let harness = RateHarness(window: .seconds(2))
+        harness.play([(0, 0), (1, 100)], of: 1_000)
         harness.executor.advance(by: .milliseconds(1_999))
         #expect(harness.seen.count == 2, "nothing before the window has passed")
         harness.executor.advance(by: .milliseconds(1))
@@ -134,7 +59,7 @@ private final class Harness: Sendable {
     }
 
     @Test func valuesArrivingBeforeTheDeadlinePostponeTheStall() {
-        let harness = Harness(window: .seconds(2))
+        let harness = RateHarness(window: .seconds(2))
         harness.send(0, of: 1_000)
         for second in 1...5 {
             harness.at(second)
@@ -147,7 +72,7 @@ private final class Harness: Sendable {
     }
 
     @Test func aFastStreamDoesNotRescheduleTheTimerPerValue() {
-        let harness = Harness(window: .seconds(2))
+        let harness = RateHarness(window: .seconds(2))
         for step in 0..<100 {
             harness.executor.advance(by: .milliseconds(10))
             harness.send(step * 10, of: 10_000)
@@ -157,10 +82,8 @@ private final class Harness: Sendable {
     }
 
     @Test func transferredGoingBackwardsStartsTheMeasurementAgain() {
-        let harness = Harness(window: .seconds(10))
-        harness.send(0, of: 1_000)
-        harness.at(1)
-        harness.send(500, of: 1_000)
+        let harness = RateHarness(window: .seconds(10))
+        harness.play([(0, 0), (1, 500)], of: 1_000)
         harness.at(2)
         harness.send(100, of: 300)  // re-based: a new transfer counted from 0
         #expect(harness.seen.last == .rate(at: .seconds(2), bytesPerSecond: 0, remaining: nil))
@@ -170,34 +93,28 @@ private final class Harness: Sendable {
     }
 
     @Test func timeRemainingIsZeroWhenNothingRemainsEvenAtRateZero() {
-        let harness = Harness(window: .seconds(2))
+        let harness = RateHarness(window: .seconds(2))
         harness.send(300, of: 300)
         #expect(harness.seen == [.rate(at: .zero, bytesPerSecond: 0, remaining: .zero)])
     }
 
     @Test func anUnchangedRateIsNotEmittedAgain() {
-        let harness = Harness(window: .seconds(2))
-        harness.send(300, of: 300)
-        harness.at(1)
-        harness.send(300, of: 300)
-        harness.at(2)
-        harness.send(300, of: 300)
+        let harness = RateHarness(window: .seconds(2))
+        harness.play([(0, 300), (1, 300), (2, 300)], of: 300)
         #expect(harness.seen == [.rate(at: .zero, bytesPerSecond: 0, remaining: .zero)])
     }
 
     @Test func valuesAreDeliveredOnTheExecutor() {
-        let harness = Harness(window: .seconds(2))
-        harness.subject.send(Progress(0, of: 10))
+        let harness = RateHarness(window: .seconds(2))
+        harness.subject.send(RateHarness.Progress(0, of: 10))
         #expect(harness.seen.isEmpty, "nothing before the executor runs")
         harness.executor.advance(by: .zero)
         #expect(harness.seen.count == 1)
     }
 
     @Test func aFailurePassesThroughAtOnceAndCancelsTheStallTimer() {
-        let harness = Harness(window: .seconds(2))
-        harness.send(0, of: 1_000)
-        harness.at(1)
-        harness.send(100, of: 1_000)
+        let harness = RateHarness(window: .seconds(2))
+        harness.play([(0, 0), (1, 100)], of: 1_000)
         #expect(harness.executor.pendingCount == 1)
         harness.subject.send(completion: .failure(.boom))
         harness.executor.advance(by: .zero)
@@ -208,7 +125,7 @@ private final class Harness: Sendable {
 
     @Test func invalidateCancelsTheStallTimerAndReleasesEverything() {
         let executor = TestExecutor()
-        let subject = PassthroughSubject<Progress, Never>()
+        let subject = PassthroughSubject<RateHarness.Progress, Never>()
         let count = AtomicCounter()
         var probe: Marble.Probe? = Marble.Probe()
         let weak = Marble.WeakBox(probe!)
@@ -217,21 +134,21 @@ private final class Harness: Sendable {
             _ = count.increment()
         }
         probe = nil
-        subject.send(Progress(0, of: 1_000))
+        subject.send(RateHarness.Progress(0, of: 1_000))
         executor.advance(by: .seconds(1))
-        subject.send(Progress(100, of: 1_000))
+        subject.send(RateHarness.Progress(100, of: 1_000))
         executor.advance(by: .zero)
         #expect(executor.pendingCount == 1, "the stall timer")
         token.invalidate()
         #expect(executor.pendingCount == 0)
         #expect(weak.object == nil)
-        subject.send(Progress(200, of: 1_000))
+        subject.send(RateHarness.Progress(200, of: 1_000))
         executor.run()
         #expect(count.value == 2)
     }
 
     @Test func stateMachineMeasuresFromTheLatestSampleAtLeastAWindowOld() {
-        typealias Machine = RateStateMachine<Progress, Never>
+        typealias Machine = RateStateMachine<RateHarness.Progress, Never>
         func at(_ seconds: Int) -> StreamInstant { StreamInstant(sinceOrigin: .seconds(seconds)) }
         var samples = [0, 1, 2, 3].map {
             Machine.Sample(time: at($0), transferred: $0 * $0 * 100, transferrable: 2_000)

@@ -90,3 +90,21 @@ func differences(of client: Client, from log: [StoredChangeset]) -> [String] {
     }
     return problems
 }
+
+extension Client {
+    /// Has each of `writers` write its changesets 0..<`count`, all writers at once, then waits (with a
+    /// deadline, naming the writer) until each has every write acknowledged.
+    static func writeAtOnce(_ writers: [Client], count: Int) async throws {
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for writer in writers {
+                group.addTask { for index in 0..<count { try await writer.write(index) } }
+            }
+            try await group.waitForAll()
+        }
+        for writer in writers {
+            try await eventually("\(writer.tag) has every write acknowledged") {
+                writer.session.pendingWrites.value.isEmpty
+            }
+        }
+    }
+}
