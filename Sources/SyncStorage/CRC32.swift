@@ -60,4 +60,48 @@ public enum CRC32 {
             return crc
         }
     }
+
+    /// `x^(2^k) mod P` for k = 0 … 66, in the reflected representation (bit 31 is x^0): squaring repeatedly
+    /// gives `x^(8n)` for any byte count n in at most 64 products.
+    private static let powers: [UInt32] = {
+        var powers = [UInt32](repeating: 0, count: 67)
+        powers[0] = 1 << 30  // x^1
+        for k in 1..<67 { powers[k] = multiply(powers[k - 1], powers[k - 1]) }
+        return powers
+    }()
+
+    /// `a · b mod P` for polynomials in the reflected representation.
+    private static func multiply(_ a: UInt32, _ b: UInt32) -> UInt32 {
+        var product: UInt32 = 0
+        var factor = b
+        var bit: UInt32 = 1 << 31
+        while bit != 0, a & (bit | (bit &- 1)) != 0 {
+            if a & bit != 0 { product ^= factor }
+            bit >>= 1
+            factor = factor & 1 == 1 ? (factor >> 1) ^ 0xEDB8_8320 : factor >> 1
+        }
+        return product
+    }
+
+    /// `running · x^(8 · count) mod P`: what feeding `count` zero bytes does to a running value (from 0).
+    private static func shift(_ running: UInt32, byteCount count: Int) -> UInt32 {
+        var result = running
+        var remaining = UInt64(count)
+        var power = 3  // a byte is x^8 = x^(2^3)
+        while remaining != 0 {
+            if remaining & 1 == 1 { result = multiply(powers[power], result) }
+            remaining >>= 1
+            power += 1
+        }
+        return result
+    }
+
+    /// The checksum of what was fed to `update` since `start` followed by `count` bytes whose own
+    /// checksum is `checksum`, without reading those bytes again: `finish(update(running, bytes))` for
+    /// `bytes` with `checksum(bytes) == checksum`. CRC-32 is linear, so the running value is carried over the
+    /// `count` bytes by a multiplication by `x^(8 · count)` mod P (at most 64 products of 32-bit
+    /// polynomials, whatever `count` is).
+    static func finish(_ running: UInt32, followedBy checksum: UInt32, byteCount count: Int) -> UInt32 {
+        shift(running ^ 0xFFFF_FFFF, byteCount: count) ^ checksum
+    }
 }
