@@ -39,18 +39,43 @@ public enum CRC32 {
     static func finish(_ running: UInt32) -> UInt32 { running ^ 0xFFFF_FFFF }
 
     /// Feeds `raw` into a running checksum (`start`, or what an earlier `update` returned).
+    ///
+    /// Slicing-by-8 folds 8 bytes per step, but each step waits for the previous one's table lookups. A
+    /// buffer of `laneThreshold` bytes or more is therefore cut into three lanes checksummed side by side
+    /// (three independent chains keep the loads busy: about 3× faster on 64 KB here), whose running values
+    /// are then joined by linearity: `update(r, A‖B‖C) = r_A · x^(16L) ⊕ r_B · x^(8L) ⊕ r_C`, with `r_A` the
+    /// running value over `A` from `r`, `r_B` and `r_C` over `B` and `C` from 0, and L the lanes' length.
+    /// The checksum is the same.
     static func update(_ running: UInt32, _ raw: UnsafeRawBufferPointer) -> UInt32 {
+        let lane = (raw.count / 3) & ~7
+        guard lane * 3 >= laneThreshold else { return sliced(running, raw) }
+        let joined = tables.withUnsafeBufferPointer { table in
+            var first = running
+            var second: UInt32 = 0
+            var third: UInt32 = 0
+            var offset = 0
+            while offset < lane {
+                first = step(first, raw, at: offset, table)
+                second = step(second, raw, at: lane + offset, table)
+                third = step(third, raw, at: 2 * lane + offset, table)
+                offset += 8
+            }
+            let overLane = shift(1 << 31, byteCount: lane)  // x^(8L)
+            return multiply(multiply(first, overLane), overLane) ^ multiply(second, overLane) ^ third
+        }
+        return sliced(joined, UnsafeRawBufferPointer(rebasing: raw[(3 * lane)...]))
+    }
+
+    /// Buffers at least this large are checksummed in three lanes (see `update`).
+    static let laneThreshold = 12 * 1024
+
+    /// `update` with one chain: 8 bytes per step, then the rest byte by byte.
+    private static func sliced(_ running: UInt32, _ raw: UnsafeRawBufferPointer) -> UInt32 {
         tables.withUnsafeBufferPointer { table in
             var crc = running
             var offset = 0
             while offset + 8 <= raw.count {
-                let one = UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: offset, as: UInt32.self)) ^ crc
-                let two = UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: offset + 4, as: UInt32.self))
-                crc =
-                    table[7 * 256 + Int(one & 0xFF)] ^ table[6 * 256 + Int((one >> 8) & 0xFF)]
-                    ^ table[5 * 256 + Int((one >> 16) & 0xFF)] ^ table[4 * 256 + Int(one >> 24)]
-                    ^ table[3 * 256 + Int(two & 0xFF)] ^ table[2 * 256 + Int((two >> 8) & 0xFF)]
-                    ^ table[1 * 256 + Int((two >> 16) & 0xFF)] ^ table[Int(two >> 24)]
+                crc = step(crc, raw, at: offset, table)
                 offset += 8
             }
             while offset < raw.count {
@@ -59,6 +84,19 @@ public enum CRC32 {
             }
             return crc
         }
+    }
+
+    /// Folds the 8 bytes at `offset` into `crc` (slicing-by-8).
+    @inline(__always)
+    private static func step(
+        _ crc: UInt32, _ raw: UnsafeRawBufferPointer, at offset: Int, _ table: UnsafeBufferPointer<UInt32>
+    ) -> UInt32 {
+        let one = UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: offset, as: UInt32.self)) ^ crc
+        let two = UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: offset + 4, as: UInt32.self))
+        return table[7 * 256 + Int(one & 0xFF)] ^ table[6 * 256 + Int((one >> 8) & 0xFF)]
+            ^ table[5 * 256 + Int((one >> 16) & 0xFF)] ^ table[4 * 256 + Int(one >> 24)]
+            ^ table[3 * 256 + Int(two & 0xFF)] ^ table[2 * 256 + Int((two >> 8) & 0xFF)]
+            ^ table[1 * 256 + Int((two >> 16) & 0xFF)] ^ table[Int(two >> 24)]
     }
 
     /// `x^(2^k) mod P` for k = 0 … 66, in the reflected representation (bit 31 is x^0): squaring repeatedly
