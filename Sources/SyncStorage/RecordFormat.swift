@@ -120,9 +120,12 @@ struct RecordCodec: Sendable {
         checksum(length: length, parts: payload, UnsafeRawBufferPointer(start: nil, count: 0))
     }
 
-    /// The header of a record whose payload is `prefix` followed by `body` (version 3 only).
+    /// The header of a record whose payload is `prefix` followed by `body` (version 3 only). With
+    /// `bodyChecksum` (`CRC32.checksum` of `body`), the body is not read: the record's checksum is carried
+    /// over it from that value.
     func recordHeader(
-        prefix: UnsafeRawBufferPointer, body: UnsafeRawBufferPointer, batch: UInt64, commit: Bool
+        prefix: UnsafeRawBufferPointer, body: UnsafeRawBufferPointer, bodyChecksum: UInt32? = nil, batch: UInt64,
+        commit: Bool
     ) -> [UInt8] {
         let length = UInt32(prefix.count + body.count)
         var header = [UInt8](repeating: 0, count: RecordFormat.recordHeaderSize)
@@ -130,7 +133,14 @@ struct RecordCodec: Sendable {
         header[1] = commit ? RecordFormat.commitFlag : 0
         RecordFormat.store(length, in: &header, at: 2)
         RecordFormat.store64(batch, in: &header, at: 6)
-        RecordFormat.store(checksum(length: length, parts: prefix, body), in: &header, at: 14)
+        let checksum: UInt32
+        if let bodyChecksum {
+            let running = withUnsafeBytes(of: length.littleEndian) { CRC32.update(CRC32.update(seed, $0), prefix) }
+            checksum = CRC32.finish(running, followedBy: bodyChecksum, byteCount: body.count)
+        } else {
+            checksum = self.checksum(length: length, parts: prefix, body)
+        }
+        RecordFormat.store(checksum, in: &header, at: 14)
         let check = header.withUnsafeBytes {
             CRC32.finish(CRC32.update(seed, UnsafeRawBufferPointer(rebasing: $0[0..<18])))
         }

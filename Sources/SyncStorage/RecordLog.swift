@@ -17,7 +17,8 @@
 ///   falsely succeed after the kernel dropped the dirty pages).
 /// - **Memory in proportion to the index, not the data:** opening visits each intact record once (reading
 ///   the file in bounded windows) and keeps nothing; `append` returns each record's location, and `read`
-///   (or a `RecordReader`, from any thread) reads a record back by location, checking its checksum.
+///   (or a `RecordReader`, from any thread) reads a record back by location, checking its header, and its
+///   checksum when the record was on the disk before this log opened (see `read(_:prefixLength:)`).
 ///
 /// The byte layout is `RecordFormat`'s. Not `Sendable`: a log is owned by one actor, thread or queue at a
 /// time, which serializes every call.
@@ -48,6 +49,9 @@ public final class RecordLog {
     private var poison: Int32?
     /// The file's salt, in the checksums.
     private let codec: RecordCodec
+    /// The file's length when it was opened: records from here on were written (and checksummed) by this
+    /// process, so reading one back checks its header but not its payload's checksum a second time.
+    private let appendedFrom: UInt64
 
     /// Opens the record log at `path`, creating it (mode 0644) if it does not exist (the parent directory
     /// must exist), and calls `visit` with each intact record's location and payload, in order (the payload
@@ -98,6 +102,7 @@ public final class RecordLog {
         self.descriptor = descriptor
         self.codec = codec
         length = opened.length
+        appendedFrom = opened.length
         if let converted, converted.truncatedBytes > 0 {
             recovery = Recovery(
                 recordCount: opened.recovery.recordCount, truncatedBytes: converted.truncatedBytes,
@@ -265,7 +270,8 @@ public final class RecordLog {
             let header = record.prefix.withUnsafeBytes { prefix in
                 record.body.withUnsafeBytes { body in
                     codec.recordHeader(
-                        prefix: prefix, body: body, batch: previousLength, commit: index == records.count - 1)
+                        prefix: prefix, body: body, bodyChecksum: record.bodyChecksum, batch: previousLength,
+                        commit: index == records.count - 1)
                 }
             }
             failure = writer.stage(header) ?? writer.stage(record.prefix)
@@ -303,7 +309,7 @@ public final class RecordLog {
         try append([RecordPayload(body: record)])[0]
     }
 
-    /// The payload of the record at `location`, checked against its checksum.
+    /// The payload of the record at `location`, checked as `read(_:prefixLength:)` says.
     ///
     /// - Throws: `.closed`, `.badLocation` when `location` is not an intact record of this log (beyond its
     ///   end, not at a record's start, or damaged since it was written), `.readFailed`.
@@ -312,8 +318,14 @@ public final class RecordLog {
     }
 
     /// The payload of the record at `location` in two parts: its first `prefixLength` bytes (fewer when
-    /// the payload is shorter) and the rest, each read into an array of its own, checked against the
-    /// record's checksum.
+    /// the payload is shorter) and the rest, each read into an array of its own.
+    ///
+    /// Every read checks the record's header (marker, header check, and that its length is the
+    /// location's), so a location that is not a record's start is refused. A record that was on the disk
+    /// when the log opened (it may have been damaged since) is checked against its payload checksum too; one
+    /// this log appended was checksummed as it was written, in this process, and is not read a second time
+    /// for its checksum (each byte is checksummed once per copy; the next open checks it, as the scan and
+    /// every read then do).
     ///
     /// - Throws: as `read(_:)`.
     public func read(_ location: RecordLocation, prefixLength: Int) throws(RecordLogError) -> RecordPayload {
@@ -322,13 +334,15 @@ public final class RecordLog {
             throw .badLocation(path: path, offset: location.offset)
         }
         return try RecordReader.read(
-            location, prefixLength: prefixLength, from: descriptor, fileSystem: fileSystem, path: path, codec: codec)
+            location, prefixLength: prefixLength, from: descriptor, fileSystem: fileSystem, path: path, codec: codec,
+            appendedFrom: appendedFrom)
     }
 
     /// A reader of this log's records by location, with a descriptor of its own, usable from any thread
-    /// while the log appends (it reads only records an append already made durable).
+    /// while the log appends (it reads only records an append already made durable). It checks records as
+    /// `read(_:prefixLength:)` does.
     public func makeReader() throws(RecordLogError) -> RecordReader {
-        try RecordReader(path: path, fileSystem: fileSystem)
+        try RecordReader(path: path, fileSystem: fileSystem, appendedFrom: appendedFrom)
     }
 
     /// Closes the file, releasing its lock. Later appends throw `.closed`. Idempotent; `deinit` calls it.

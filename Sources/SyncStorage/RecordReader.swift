@@ -8,16 +8,19 @@ import SyncStreams
 
 /// Reads a record log's records by location, from any thread, with a read-only descriptor of its own
 /// (taking no lock: it reads only records an append already made durable). Each read checks the record's
-/// header and checksum, so a location that is wrong, or a record damaged since it was written, is a typed
-/// error — never wrong bytes.
+/// header, so a location that is wrong is a typed error — never wrong bytes; a record that was on the disk
+/// when its log opened is checked against its checksum too, so one damaged since is a typed error. (A
+/// record the log appended since was checksummed as this process wrote it; see `RecordLog.read`.)
 public final class RecordReader: Sendable {
     public let path: String
     private let fileSystem: any FileSystem
     private let descriptor: Locked<Int32>
     private let codec: RecordCodec
+    /// Where the records its log appended begin (the file's length when the log opened).
+    private let appendedFrom: UInt64
 
     /// Opens the log's file and reads the salt from its header (the log wrote the header before it opened).
-    init(path: String, fileSystem: any FileSystem) throws(RecordLogError) {
+    init(path: String, fileSystem: any FileSystem, appendedFrom: UInt64) throws(RecordLogError) {
         let opened: Int32
         switch fileSystem.open(path, flags: O_RDONLY | O_CLOEXEC, mode: 0) {
         case .success(let value): opened = value
@@ -38,6 +41,7 @@ public final class RecordReader: Sendable {
         }
         codec = RecordCodec(salt: header.withUnsafeBytes { RecordFormat.load64($0, at: 8) })
         descriptor = Locked(opened)
+        self.appendedFrom = appendedFrom
         self.path = path
         self.fileSystem = fileSystem
     }
@@ -63,7 +67,8 @@ public final class RecordReader: Sendable {
             throw .badLocation(path: path, offset: location.offset)
         }
         return try Self.read(
-            location, prefixLength: prefixLength, from: descriptor, fileSystem: fileSystem, path: path, codec: codec)
+            location, prefixLength: prefixLength, from: descriptor, fileSystem: fileSystem, path: path, codec: codec,
+            appendedFrom: appendedFrom)
     }
 
     /// Closes the descriptor; later reads throw `.closed`. Idempotent.
@@ -80,14 +85,16 @@ public final class RecordReader: Sendable {
     static let singleReadLimit = 64 * 1024
 
     /// Reads and checks the record at `location` through `descriptor`, split after `prefixLength` bytes of
-    /// its payload.
+    /// its payload: its header always, its payload's checksum when it lies before `appendedFrom` (it was on
+    /// the disk when the log opened).
     static func read(
         _ location: RecordLocation,
         prefixLength: Int,
         from descriptor: Int32,
         fileSystem: any FileSystem,
         path: String,
-        codec: RecordCodec
+        codec: RecordCodec,
+        appendedFrom: UInt64
     ) throws(RecordLogError) -> RecordPayload {
         guard let length = Int(exactly: location.length), length <= RecordLog.maximumRecordSize,
             let offset = Int64(exactly: location.offset)
@@ -113,6 +120,7 @@ public final class RecordReader: Sendable {
         let intact = head.withUnsafeBytes { header -> Bool in
             guard let parsed = codec.parseHeader(header, at: location.offset), parsed.length == location.length
             else { return false }
+            guard location.offset < appendedFrom else { return true }
             return prefix.withUnsafeBytes { prefix in
                 body.withUnsafeBytes { body in
                     codec.checksum(length: parsed.length, parts: prefix, body) == parsed.checksum

@@ -230,8 +230,8 @@ extension SessionEngine {
         do throws(SyncError) {
             if report.mode == .recoverUnsyncedChanges, !report.unsyncedChanges.isEmpty {
                 let records = report.unsyncedChanges.map { replacement.recordLocal(Array($0.data)) }
-                let locations = try await replacement.file.append(records.map(\.payload))
-                _ = replacement.apply(records, at: locations)
+                let (locations, checksums) = try await replacement.file.appendChecksummed(records.map(\.payload))
+                _ = replacement.apply(records, at: locations, bodyChecksums: checksums)
             }
         } catch {
             await replacement.file.close()

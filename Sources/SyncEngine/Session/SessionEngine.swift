@@ -659,12 +659,13 @@ actor SessionEngine {
             let records = batch.flatMap(\.records)
             var failure: SyncError?
             var locations: [RecordLocation] = []
+            var bodyChecksums: [UInt32] = []
             if !records.isEmpty {
                 // The clock is read only when the timing is logged: below .debug a commit costs the log nothing.
                 let started = logger.isEnabled(.debug) ? ContinuousClock.now : nil
                 committingRecordCount = records.count
                 do {
-                    locations = try await store.file.append(records.map(\.payload))
+                    (locations, bodyChecksums) = try await store.file.appendChecksummed(records.map(\.payload))
                 } catch {
                     failure = error
                 }
@@ -680,7 +681,7 @@ actor SessionEngine {
             if let failure {
                 failedWaiters = storeFailed(failure, batch: batch)
             } else {
-                didStore(batch, records: records, at: locations)
+                didStore(batch, records: records, at: locations, bodyChecksums: bodyChecksums)
             }
             for waiter in waiters + failedWaiters { waiter.resume(returning: failure) }
             if pendingBytes < limits.pendingBytes {
@@ -720,9 +721,11 @@ actor SessionEngine {
     }
 
     /// A batch is durable: count it, publish its changesets, report progress, upload its local changesets.
-    private func didStore(_ batch: [PendingWrite], records: [Record], at locations: [RecordLocation]) {
+    private func didStore(
+        _ batch: [PendingWrite], records: [Record], at locations: [RecordLocation], bodyChecksums: [UInt32]
+    ) {
         let acknowledgedBefore = store.acknowledgedClientVersion
-        feed.publish(store.apply(records, at: locations))
+        feed.publish(store.apply(records, at: locations, bodyChecksums: bodyChecksums))
         for clientVersion in (acknowledgedBefore + 1)..<(store.acknowledgedClientVersion + 1)
         where clientVersion < nextToSend {
             inFlightBytes -= store.local[Int(clientVersion - 1)].byteCount

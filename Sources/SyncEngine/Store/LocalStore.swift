@@ -212,10 +212,13 @@ final class LocalStore {
     }
 
     /// Counts durable records at their locations; returns the changesets they made known (synced), in order.
-    func apply(_ records: [Record], at locations: [RecordLocation]) -> [SyncedEntry] {
+    /// `bodyChecksums` (from `StoreFile.appendChecksummed`, one per record, or none) are the CRC-32s of the
+    /// records' changesets, a local changeset's digest: given, the bytes are not checksummed again here.
+    func apply(_ records: [Record], at locations: [RecordLocation], bodyChecksums: [UInt32] = []) -> [SyncedEntry] {
         var new: [SyncedEntry] = []
-        for (record, location) in zip(records, locations) {
-            if let entry = index.apply(record, at: location) { new.append(entry) }
+        for (offset, (record, location)) in zip(records, locations).enumerated() {
+            let checksum = offset < bodyChecksums.count ? bodyChecksums[offset] : nil
+            if let entry = index.apply(record, at: location, bodyChecksum: checksum) { new.append(entry) }
         }
         return new
     }
@@ -240,8 +243,9 @@ struct Index: Sendable {
     var downloadedBytes = 0
     var lastSyncedAt: Date?
 
-    /// Counts one durable record; returns the synced changeset it made known, if any.
-    mutating func apply(_ record: Record, at location: RecordLocation) -> SyncedEntry? {
+    /// Counts one durable record; returns the synced changeset it made known, if any. `bodyChecksum`: the
+    /// CRC-32 of a changeset record's bytes when known (a local changeset's digest), else computed here.
+    mutating func apply(_ record: Record, at location: RecordLocation, bodyChecksum: UInt32? = nil) -> SyncedEntry? {
         switch record {
         case .header:
             return nil
@@ -254,7 +258,8 @@ struct Index: Sendable {
         case .local(_, let data):
             local.append(
                 LocalStore.LocalEntry(
-                    location: location, byteCount: data.count, digest: CRC32.checksum(data), serverVersion: nil))
+                    location: location, byteCount: data.count, digest: bodyChecksum ?? CRC32.checksum(data),
+                    serverVersion: nil))
             uploadableBytes += data.count
             return nil
         case .acknowledged(let serverVersion, let clientVersion):

@@ -66,14 +66,28 @@ final class StoreFile: Sendable {
     /// failed fsync is reopened first (see `reopen`), so a transient disk error fails the appends made
     /// while it lasts, not every later one.
     func append(_ records: [RecordPayload]) async throws(SyncError) -> [RecordLocation] {
-        try await queue.run { [self] () throws(SyncError) -> [RecordLocation] in
+        try await appendChecksummed(records).locations
+    }
+
+    /// Appends `records` as `append` does and also returns the CRC-32 of each one's body
+    /// (`CRC32.checksum(body)`, a local changeset's digest), computed once, on the file's queue: each
+    /// record's checksum is derived from it, so the bytes are checksummed once, not once for the record and
+    /// again for the digest.
+    func appendChecksummed(
+        _ records: [RecordPayload]
+    ) async throws(SyncError) -> (locations: [RecordLocation], bodyChecksums: [UInt32]) {
+        try await queue.run { [self] () throws(SyncError) -> ([RecordLocation], [UInt32]) in
             guard var file = log.log else { throw .storageFailure("the local store \(path) is closed") }
+            var records = records
+            for index in records.indices where records[index].bodyChecksum == nil {
+                records[index].bodyChecksum = CRC32.checksum(records[index].body)
+            }
             do throws(RecordLogError) {
                 if file.refusesAppends {
                     file = try reopen(file)
                     log.log = file
                 }
-                return try file.append(records)
+                return (try file.append(records), records.map { $0.bodyChecksum ?? 0 })
             } catch {
                 throw SyncError(error, path: path)
             }

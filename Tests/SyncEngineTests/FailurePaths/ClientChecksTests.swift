@@ -99,21 +99,52 @@ struct ClientChecksTests {
         let marker = Array("FIND-ME-IN-THE-FILE".utf8)
         try await session.write(Data(marker))
         try await session.wait(for: .upload)
-        // Damage the changeset's bytes on disk behind the engine's back.
-        let path = fixture.directory.url.appendingPathComponent("anonymous/p.synclog").path
-        var contents = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
-        let at = try #require(contents.firstRange(of: marker)).lowerBound
-        contents[at] ^= 0xFF
-        try Data(contents).write(to: URL(fileURLWithPath: path))
+        // Change the changeset's bytes on disk behind the engine's back: a record this process appended is
+        // read back with its header checked but its payload not checksummed a second time (it was, as it was
+        // written), so the subscriber gets what the file holds now — not the bytes the engine had in memory.
+        var changed = marker
+        changed[0] ^= 0xFF
+        try damage(fixture.directory, replacing: marker, with: changed)
+        let seen = Collected(session.changesets)
+        try await eventually("the changeset is replayed") { !seen.values.isEmpty }
+        #expect(seen.values.first?.data == Data(changed))
+        #expect(fixture.errors.values.isEmpty)
+    }
 
+    @Test("a changeset on disk when the store opened is checked when it is read back: damage is storeCorrupted")
+    func replayChecksWhatWasOnDisk() async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let server = try await SyncServer.embedded()
+        let marker = Array("FIND-ME-IN-THE-FILE".utf8)
+        let first = try await EngineFixture(server: server, directory: directory)
+        try await first.open().write(Data(marker))
+        try await first.open().wait(for: .upload)
+        try await first.app.close()
+        // Opened again (the scan checks every record), then damaged behind the engine's back.
+        let fixture = try await EngineFixture(server: server, directory: directory)
+        let session = try await fixture.open()
+        var changed = marker
+        changed[0] ^= 0xFF
+        try damage(directory, replacing: marker, with: changed)
         let seen = Collected(session.changesets)
         try await eventually("the damage is reported") { !fixture.errors.values.isEmpty }
-        #expect(seen.values.isEmpty)  // never the damaged bytes, never the old bytes from memory
+        #expect(seen.values.isEmpty)  // never the damaged bytes
         guard case .storeCorrupted = fixture.errors.values.first?.error else {
             Issue.record("expected storeCorrupted, got \(fixture.errors.values.map(\.error))")
             return
         }
         #expect(fixture.errors.values.first?.session === session)
+        try await fixture.app.close()
+    }
+
+    /// Replaces the first occurrence of `bytes` in the anonymous user's store of partition "p" in place.
+    private func damage(_ directory: TemporaryDirectory, replacing bytes: [UInt8], with replacement: [UInt8]) throws {
+        let path = directory.url.appendingPathComponent("anonymous/p.synclog").path
+        var contents = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
+        let at = try #require(contents.firstRange(of: bytes)).lowerBound
+        contents.replaceSubrange(at..<(at + bytes.count), with: replacement)
+        try Data(contents).write(to: URL(fileURLWithPath: path))
     }
 }
 

@@ -85,6 +85,25 @@ struct LocalStoreTests {
         }
     }
 
+    @Test(
+        "a local changeset's digest is its CRC-32 from the append's one checksum pass; it reads back after reopening")
+    func digestFromTheAppend() async throws {
+        try await withStorePath { path in
+            let store = try await LocalStore.open(path: path, newClientFileID: { 1 }).store
+            let data: [UInt8] = (0..<70_000).map { UInt8(truncatingIfNeeded: $0 &* 31) }
+            let record = store.recordLocal(data)
+            let (locations, checksums) = try await store.file.appendChecksummed([record.payload])
+            #expect(checksums == [CRC32.checksum(data)])
+            _ = store.apply([record], at: locations, bodyChecksums: checksums)
+            #expect(store.local.map(\.digest) == [CRC32.checksum(data)])
+            await store.file.close()
+            let reopened = try await LocalStore.open(path: path, newClientFileID: { 7 }).store
+            #expect(reopened.local.map(\.digest) == [CRC32.checksum(data)])
+            #expect(try await reopened.file.read(reopened.local.map(\.location)).map(\.body) == [data])
+            await reopened.file.close()
+        }
+    }
+
     @Test("an acknowledgement of a client version never written is a fatal protocol violation")
     func bogusAcknowledgement() async throws {
         try await withStorePath { path in
