@@ -112,29 +112,21 @@ public final class RecordLog {
         }
     }
 
-    /// How long an open waits for a lock that is being released, in attempts and the pause between them
-    /// (about 250 ms in all). A file this process closed can stay locked for a moment: a child that another
-    /// thread is spawning holds a copy of every descriptor from the fork until its exec closes the
-    /// `O_CLOEXEC` ones, and an `flock` lasts while any copy is open. A lock held for longer is `.locked`.
-    static let lockAttempts = 50
-    static let lockPause: useconds_t = 5_000
+    /// How many times an open tries a lock that is being released (`FileLockWait`); a lock held for longer
+    /// is `.locked`.
+    static let lockAttempts = FileLockWait.attempts
 
     /// Opens `path` (creating it) and takes its exclusive lock, waiting briefly for one being released
-    /// (see `lockAttempts`).
+    /// (`FileLockWait`).
     private static func openLocked(_ path: String, fileSystem: any FileSystem) throws(RecordLogError) -> Int32 {
         let descriptor: Int32
         switch fileSystem.open(path, flags: O_CREAT | O_RDWR | O_CLOEXEC, mode: 0o644) {
         case .success(let opened): descriptor = opened
         case .failure(let error): throw .cannotOpen(path: path, errno: error.code)
         }
-        var attempt = 1
-        while let error = fileSystem.lockExclusively(descriptor) {
-            guard error.code == EWOULDBLOCK, attempt < lockAttempts else {
-                fileSystem.close(descriptor)
-                throw error.code == EWOULDBLOCK ? .locked(path: path) : .cannotOpen(path: path, errno: error.code)
-            }
-            attempt += 1
-            usleep(lockPause)
+        if let error = FileLockWait.lockExclusively(descriptor, fileSystem: fileSystem) {
+            fileSystem.close(descriptor)
+            throw error.code == EWOULDBLOCK ? .locked(path: path) : .cannotOpen(path: path, errno: error.code)
         }
         return descriptor
     }

@@ -57,9 +57,10 @@ enum LocalFiles {
             throw .storageFailure("cannot open \(url.path) to delete it (errno \(errno))")
         }
         defer { _ = close(descriptor) }
-        guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
-            if errno == EWOULDBLOCK { throw .storeInUse(path: url.path) }
-            throw .storageFailure("cannot lock \(url.path) to delete it (errno \(errno))")
+        // A store this process just closed may still be locked by a child being spawned: wait briefly.
+        if let error = FileLockWait.lockExclusively(descriptor, fileSystem: fileSystem) {
+            if error.code == EWOULDBLOCK { throw .storeInUse(path: url.path) }
+            throw .storageFailure("cannot lock \(url.path) to delete it (errno \(error.code))")
         }
         willRename()
         try remove(url, fileSystem: fileSystem)
@@ -80,9 +81,9 @@ enum LocalFiles {
                 throw .storageFailure("cannot open \(path) to delete it (errno \(errno))")
             }
             held.append(descriptor)
-            guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
-                if errno == EWOULDBLOCK { throw .storeInUse(path: path) }
-                throw .storageFailure("cannot lock \(path) to delete it (errno \(errno))")
+            if let error = FileLockWait.lockExclusively(descriptor, fileSystem: fileSystem) {
+                if error.code == EWOULDBLOCK { throw .storeInUse(path: path) }
+                throw .storageFailure("cannot lock \(path) to delete it (errno \(error.code))")
             }
         }
         try remove(url, fileSystem: fileSystem)

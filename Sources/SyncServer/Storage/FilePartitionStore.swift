@@ -91,10 +91,10 @@ public final class FilePartitionStore: PartitionStore {
         let lockPath = directory + "/LOCK"
         let descriptor = open(lockPath, O_CREAT | O_RDWR | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else { throw .cannotOpen(path: lockPath, errno: errno) }
-        guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
-            let code = errno
+        // A lock this process just let go of may still be held by a child being spawned: wait briefly.
+        if let error = FileLockWait.lockExclusively(descriptor, fileSystem: fileSystem) {
             _ = systemClose(descriptor)
-            throw code == EWOULDBLOCK ? .locked(path: directory) : .cannotOpen(path: lockPath, errno: code)
+            throw error.code == EWOULDBLOCK ? .locked(path: directory) : .cannotOpen(path: lockPath, errno: error.code)
         }
         lockDescriptor = Locked(descriptor)
     }
