@@ -104,12 +104,14 @@ final class NIOClientConnection: SyncClientConnection, Sendable {
     }
 
     func close() {
-        let channel = state.withLockedValue { state in
+        let (channel, opened) = state.withLockedValue { state in
             state.closeCalled = true
-            return state.channel
+            return (state.channel, state.opened)
         }
         report(.closed(nil))
         guard let channel else { return }
+        // Before the upgrade the pipeline speaks HTTP: no close frame, just the TCP close.
+        guard opened else { return channel.close(promise: nil) }
         let frame = WebSocketFrame(
             fin: true, opcode: .connectionClose, maskKey: .random(), data: ByteBuffer(bytes: [0x03, 0xE8]))
         channel.writeAndFlush(frame).whenComplete { _ in channel.close(promise: nil) }
@@ -216,11 +218,13 @@ private final class UpgradeRequestHandler: ChannelInboundHandler, RemovableChann
         context.fireChannelActive()
     }
 
-    /// A response that did not upgrade (forwarded after the upgrade handler's error): its status says why.
+    /// A response that did not upgrade (the upgrade handler forwards it): its status says why, and the
+    /// connection ends (a proxy may keep it open for more requests).
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         if case .head(let head) = unwrapInboundIn(data) {
             connection.ending(
                 .refused("the server answered \(head.status.code) \(head.status.reasonPhrase) instead of upgrading"))
+            context.close(promise: nil)
         }
     }
 
