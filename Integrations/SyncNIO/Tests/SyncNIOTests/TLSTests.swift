@@ -57,12 +57,12 @@ struct TLSTests {
             // Reconnecting is 20 ms away after a non-fatal error: had it been one, attempts would follow.
             try await Task.sleep(for: .milliseconds(300))
             #expect(transport.connections == 1, "connection attempts", sourceLocation: sourceLocation)
-            #expect(app.certificateErrors.count == 1, "\(app.errors.values)", sourceLocation: sourceLocation)
+            #expect(app.certificateErrors.count == 1, "\(app.errors.values.prefix(3))", sourceLocation: sourceLocation)
             #expect(
                 !app.errors.values.contains { if case .connectionFailed = $0.error { true } else { false } },
-                "\(app.errors.values)", sourceLocation: sourceLocation)
+                "\(app.errors.values.prefix(3))", sourceLocation: sourceLocation)
         } catch {
-            Issue.record("\(error); errors: \(app.errors.values)", sourceLocation: sourceLocation)
+            Issue.record("\(error); errors: \(app.errors.values.prefix(3))", sourceLocation: sourceLocation)
         }
         await app.close()
         await server.stop()
