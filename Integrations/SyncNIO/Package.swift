@@ -37,6 +37,7 @@ let package = Package(
             dependencies: [
                 "SyncNIO",
                 .product(name: "SyncServer", package: "SyncStreams"),
+                .product(name: "NIOCore", package: "swift-nio"),
             ]
         ),
         .testTarget(
@@ -46,6 +47,8 @@ let package = Package(
                 .product(name: "SyncServer", package: "SyncStreams"),
                 .product(name: "SyncEngine", package: "SyncStreams"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),
     ],

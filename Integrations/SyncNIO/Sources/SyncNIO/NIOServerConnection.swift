@@ -141,6 +141,14 @@ final class ServerFrameHandler: ChannelInboundHandler {
         }
     }
 
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if event is IdleStateHandler.IdleStateEvent {
+            connection.close(code: .goingAway)
+            return
+        }
+        context.fireUserInboundEventTriggered(event)
+    }
+
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
         connection.ended()
         context.close(promise: nil)

@@ -1,3 +1,4 @@
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
 import NIOPosix
@@ -45,13 +46,15 @@ public final class NIOSyncServer: Sendable {
 
     /// Listens on `host:port` (0: a free port) for WebSocket clients of `server` (an embedded
     /// `SyncServer`: its `endpoint` takes the connections), with TLS when `tls` is given, upgrading
-    /// requests for `path` only (its query ignored) when one is given.
+    /// requests for `path` only (its query ignored) when one is given. A connection not upgraded within
+    /// `handshakeTimeout`, or upgraded and silent for `idleTimeout`, is closed.
     ///
     /// - Throws: when the certificate or key cannot be loaded, or the address cannot be bound.
     public static func start(
         serving server: SyncServer, host: String = "127.0.0.1", port: Int = 0, tls: TLSIdentity? = nil,
         path: String? = nil,
-        maximumMessageBytes: Int = WireProtocol.maximumMessageSize,
+        maximumMessageBytes: Int = WireProtocol.maximumMessageSize, handshakeTimeout: TimeAmount = .seconds(10),
+        idleTimeout: TimeAmount = .seconds(300),
         eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton
     ) async throws -> NIOSyncServer {
         guard case .inProcess(let acceptor) = server.endpoint.kind else {
@@ -77,7 +80,13 @@ public final class NIOSyncServer: Sendable {
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
             .childChannelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
+                // A connection that has not upgraded within the handshake timeout (TLS and HTTP included)
+                // is closed: a silent client never holds a descriptor for long.
+                let upgraded = NIOLockedValueBox(false)
+                channel.eventLoop.scheduleTask(in: handshakeTimeout) {
+                    if !upgraded.withLockedValue({ $0 }) { channel.close(promise: nil) }
+                }
+                return channel.eventLoop.makeCompletedFuture {
                     let pipeline = channel.pipeline.syncOperations
                     if let context { try pipeline.addHandler(NIOSSLServerHandler(context: context)) }
                     let upgrader = NIOWebSocketServerUpgrader(
@@ -88,9 +97,12 @@ public final class NIOSyncServer: Sendable {
                         },
                         upgradePipelineHandler: { channel, _ in
                             channel.eventLoop.makeCompletedFuture {
+                                upgraded.withLockedValue { $0 = true }
                                 let connection = NIOServerConnection(
                                     channel: channel, highWater: highWater, lowWater: lowWater)
                                 let pipeline = channel.pipeline.syncOperations
+                                // Silent for the idle timeout (clients ping every 60 s by default): closed.
+                                try pipeline.addHandler(IdleStateHandler(readTimeout: idleTimeout))
                                 try pipeline.addHandler(
                                     NIOWebSocketFrameAggregator(
                                         minNonFinalFragmentSize: 0, maxAccumulatedFrameCount: Int.max,

@@ -17,6 +17,8 @@ struct ServerOptions {
     var tlsCertificateFile: String?
     var tlsKeyFile: String?
     var path: String?
+    var idleTimeout: Duration = .seconds(300)
+    var handshakeTimeout: Duration = .seconds(10)
     var showHelp = false
 
     struct UsageError: Error, CustomStringConvertible {
@@ -47,6 +49,9 @@ struct ServerOptions {
                                     sessions one connection may bind, 1…100000 (default: 1000)
           --max-partitions N        live partitions, 1…10000000 (default: 100000)
           --max-idle-partitions N   idle partitions kept loaded, 0…1000000 (default: 128)
+          --idle-timeout DURATION   drop a connection silent for this long, 10s…1d (default: 300s)
+          --handshake-timeout DURATION
+                                    time for TLS and the opening handshake, 1s…300s (default: 10s)
           --help                    show this help
 
         GET /healthz answers 200; other plain HTTP requests 426. On start it prints one line with its
@@ -103,6 +108,12 @@ struct ServerOptions {
                 options.maximumPartitions = try integer(argument, try value(for: argument), 1...10_000_000)
             case "--max-idle-partitions":
                 options.maximumIdlePartitions = try integer(argument, try value(for: argument), 0...1_000_000)
+            case "--idle-timeout":
+                options.idleTimeout = try duration(
+                    argument, try value(for: argument), .seconds(10) ... .seconds(86_400))
+            case "--handshake-timeout":
+                options.handshakeTimeout = try duration(
+                    argument, try value(for: argument), .seconds(1) ... .seconds(300))
             case "--help", "-h": options.showHelp = true
             default: throw UsageError(message: "unknown argument \(argument)")
             }
@@ -125,6 +136,18 @@ private func integer(
     guard let value = Int(text), range.contains(value) else {
         throw ServerOptions.UsageError(
             message: "\(option) must be a whole number in \(range.lowerBound)…\(range.upperBound), not \(text)")
+    }
+    return value
+}
+
+/// `text` as a duration (see `parseDuration`) within `range`, or a usage error naming `option` and the range.
+private func duration(
+    _ option: String, _ text: String, _ range: ClosedRange<Duration>
+) throws(ServerOptions.UsageError) -> Duration {
+    guard let value = parseDuration(text), range.contains(value) else {
+        throw ServerOptions.UsageError(
+            message: "\(option) must be a duration in \(range.lowerBound.components.seconds)s…"
+                + "\(range.upperBound.components.seconds)s (a whole number with s, m, h or d), not \(text)")
     }
     return value
 }

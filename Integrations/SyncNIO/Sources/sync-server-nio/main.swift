@@ -1,4 +1,5 @@
 import Dispatch
+import NIOCore
 import SyncNIO
 import SyncServer
 
@@ -57,7 +58,9 @@ do {
     let server = try await SyncServer.embedded(configuration: configuration)
     frontEnd = try await NIOSyncServer.start(
         serving: server, host: options.host, port: options.port!, tls: tls, path: options.path,
-        maximumMessageBytes: options.maximumMessageBytes)
+        maximumMessageBytes: options.maximumMessageBytes,
+        handshakeTimeout: .seconds(options.handshakeTimeout.components.seconds),
+        idleTimeout: .seconds(options.idleTimeout.components.seconds))
 } catch {
     await store.close()
     fail("cannot serve on \(options.host):\(options.port!): \(error)", status: 1)

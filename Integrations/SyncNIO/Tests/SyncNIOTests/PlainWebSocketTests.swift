@@ -1,4 +1,6 @@
 import Foundation
+import NIOCore
+import NIOPosix
 import SyncEngine
 import SyncNIO
 import SyncServer
@@ -66,6 +68,42 @@ struct PlainWebSocketTests {
         }
         await writer.close()
         await reader.close()
+        await server.stop()
+    }
+
+    @Test func aConnectionThatNeverUpgradesIsClosedAfterTheHandshakeTimeout() async throws {
+        let server = try await NIOSyncServer.start(
+            serving: try await SyncServer.embedded(), handshakeTimeout: .milliseconds(200))
+        let silent = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .connect(host: "127.0.0.1", port: server.port).get()
+        do {
+            try await eventually("the server to close a connection that sends nothing") { !silent.isActive }
+        } catch {
+            Issue.record("\(error)")
+            try? await silent.close()
+        }
+        await server.stop()
+    }
+
+    @Test func anUpgradedConnectionSilentForTheIdleTimeoutIsClosedAndTheAppReconnects() async throws {
+        let server = try await NIOSyncServer.start(
+            serving: try await SyncServer.embedded(), idleTimeout: .milliseconds(300))
+        let transport = try NIOWebSocketTransport(url: "ws://127.0.0.1:\(server.port)")
+        let app = try await TestApp(transport, server: transport.endpoint)  // pings every 60 s
+        do {
+            try await eventually("the server to close the idle connection with 1001") {
+                app.errors.values.contains {
+                    if case .connectionFailed(let reason) = $0.error { reason.contains("1001") } else { false }
+                }
+            }
+            _ = try await app.session.write(Data("after the idle close".utf8))
+            try await eventually("the app to reconnect and upload") {
+                try await server.server.changesets(in: "p").count == 1
+            }
+        } catch {
+            Issue.record("\(error); errors: \(app.errors.values.prefix(3))")
+        }
+        await app.close()
         await server.stop()
     }
 
