@@ -105,6 +105,39 @@ struct TLSTests {
         await server.stop()
     }
 
+    @Test func anIPAddressURLIsCheckedAgainstTheCertificatesAddresses() async throws {
+        let certificates = try await TestCertificates.shared()
+        let trust = TrustRoots.certificateAuthorities(pemFile: certificates.caFile)
+        // server.pem names IP 127.0.0.1: accepted.
+        let server = try await Self.startServer(certificates.server)
+        let transport = try NIOWebSocketTransport(url: "wss://127.0.0.1:\(server.port)/", trustRoots: trust)
+        let writer = try await TestApp(transport, server: transport.endpoint)
+        do {
+            _ = try await writer.session.write(Data("by address".utf8))
+            try await eventually("the server to store the changeset uploaded to wss://127.0.0.1") {
+                try await server.server.changesets(in: "p").map(\.data) == [Array("by address".utf8)]
+            }
+        } catch {
+            Issue.record("\(error); errors: \(writer.errors.values.prefix(3))")
+        }
+        await writer.close()
+        await server.stop()
+        // otherhost.pem names only other.example: refused for 127.0.0.1.
+        let other = try await Self.startServer(certificates.otherHost)
+        let refused = try NIOWebSocketTransport(url: "wss://127.0.0.1:\(other.port)/", trustRoots: trust)
+        let app = try await TestApp(refused, server: refused.endpoint)
+        do {
+            try await eventually("the session to fail fatally", limit: .seconds(20)) {
+                app.session.state.value == .invalid
+            }
+            #expect(app.certificateErrors.count == 1, "\(app.errors.values.prefix(3))")
+        } catch {
+            Issue.record("\(error); errors: \(app.errors.values.prefix(3))")
+        }
+        await app.close()
+        await other.stop()
+    }
+
     @Test func aMissingCAFileIsAFatalCertificateError() async throws {
         let certificates = try await TestCertificates.shared()
         try await expectCertificateRejected(
