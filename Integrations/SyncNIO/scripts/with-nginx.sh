@@ -4,7 +4,7 @@
 #
 #   scripts/with-nginx.sh COMMAND [ARGS...]
 #
-# - Installs nginx and openssl with apt-get when missing (Debian's `nginx-light`, `openssl`).
+# - Installs nginx, openssl and curl with apt-get when missing (Debian's `nginx-light`, `openssl`, `curl`).
 # - Makes a test CA and a certificate for localhost (scripts/make-test-certificates.sh).
 # - Starts `sync-server --port 0` ($SYNC_SERVER, default: the root package's .build/debug/sync-server,
 #   built with `swift build --product sync-server` when missing) and nginx as this user (no master
@@ -25,8 +25,8 @@ root=$(cd "$here/../.." && pwd)
 
 find_nginx() { command -v nginx || { [ -x /usr/sbin/nginx ] && echo /usr/sbin/nginx; } || true; }
 NGINX=$(find_nginx)
-if [ -z "$NGINX" ] || ! command -v openssl >/dev/null; then
-    echo "with-nginx: installing nginx and openssl (apt-get install nginx-light openssl)" >&2
+if [ -z "$NGINX" ] || ! command -v openssl >/dev/null || ! command -v curl >/dev/null; then
+    echo "with-nginx: installing nginx, openssl and curl (apt-get install nginx-light openssl curl)" >&2
     if [ "$(id -u)" -ne 0 ]; then
         echo "with-nginx: nginx or openssl is missing and installing needs root" >&2
         exit 1
@@ -34,7 +34,7 @@ if [ -z "$NGINX" ] || ! command -v openssl >/dev/null; then
     export DEBIAN_FRONTEND=noninteractive
     apt-get update -qq >/dev/null
     # policy-rc.d or not: the package's own service is not wanted running.
-    apt-get install -y -qq nginx-light openssl >/dev/null
+    apt-get install -y -qq nginx-light openssl curl >/dev/null
     NGINX=$(find_nginx)
     [ -n "$NGINX" ] || { echo "with-nginx: no nginx after installing it" >&2; exit 1; }
 fi

@@ -1,6 +1,12 @@
 import Dispatch
 import Foundation
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// The certificates of the tests, made once per test process by `scripts/make-test-certificates.sh`
 /// (openssl) in a temporary directory: a self-signed CA and, signed by it, a valid certificate for
 /// localhost, an expired one, and one for another host name.
@@ -21,7 +27,16 @@ struct TestCertificates: Sendable {
     static func shared() async throws -> TestCertificates { try await made.value }
 
     private static let made = Task<TestCertificates, any Error> {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("SyncNIOTests-certs-\(UUID())")
+        // One directory per test process, named by its pid; those of processes that ended are removed.
+        let temporary = FileManager.default.temporaryDirectory
+        let prefix = "SyncNIOTests-certs-"
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: temporary.path)) ?? []
+        where name.hasPrefix(prefix) {
+            if let pid = Int32(name.dropFirst(prefix.count)), kill(pid, 0) != 0 {
+                try? FileManager.default.removeItem(at: temporary.appendingPathComponent(name))
+            }
+        }
+        let directory = temporary.appendingPathComponent("\(prefix)\(getpid())")
         let script = packageDirectory.appendingPathComponent("scripts/make-test-certificates.sh")
         let status = try await runToCompletion(
             URL(fileURLWithPath: "/bin/bash"), [script.path, directory.path], deadline: .seconds(60))
