@@ -235,6 +235,9 @@ actor ServerConnection {
             connection?.send(.hello(Hello(credential: settings.credential)))
         case .message(let message):
             await handle(message)
+        case .closed(.certificateRejected(let reason)):
+            // A wrong certificate stays wrong: fatal, never a reconnect loop.
+            await fail(.certificateRejected(reason))
         case .closed(let error):
             await fail(.connectionFailed(error.map { "\($0)" } ?? "the connection closed"))
         }

@@ -53,11 +53,17 @@ public enum SyncError: Error, Sendable, Hashable, CustomStringConvertible {
     case appClosed
     /// An operation with a time limit (`SyncUser.asyncOpen(partition:timeout:)`) did not finish in time.
     case timedOut(String)
+    /// The server's TLS certificate was refused (expired, issued for another host name, not signed by a
+    /// trusted authority; a transport that speaks `wss://` reports it, such as `SyncNIO`'s). Fatal: a
+    /// wrong certificate is never retried.
+    case certificateRejected(String)
 
     /// Whether retrying cannot help: the session concerned moves to `.invalid`.
     public var isFatal: Bool {
         switch self {
-        case .authenticationFailed, .permissionDenied, .storageFailure, .clientResetRequired, .storeCorrupted: true
+        case .authenticationFailed, .permissionDenied, .storageFailure, .clientResetRequired, .storeCorrupted,
+            .certificateRejected:
+            true
         case .protocolViolation(_, let isFatal): isFatal
         case .connectionFailed, .connectTimedOut, .pongTimedOut, .serverError, .sessionInactive, .sessionInvalid,
             .cancelled, .invalidArgument, .changesetTooLarge, .messageTooLarge, .storeInUse, .storeRepaired, .appClosed,
@@ -92,6 +98,7 @@ public enum SyncError: Error, Sendable, Hashable, CustomStringConvertible {
             "the local store \(path) ended in a write torn by a crash; its \(bytes) bytes were discarded"
         case .appClosed: "the app was closed or the user logged out"
         case .timedOut(let what): "timed out: \(what)"
+        case .certificateRejected(let reason): "the server's certificate was rejected: \(reason)"
         }
     }
 
@@ -119,6 +126,7 @@ public enum SyncError: Error, Sendable, Hashable, CustomStringConvertible {
         case .appClosed: 17
         case .timedOut: 18
         case .messageTooLarge: 19
+        case .certificateRejected: 20
         }
     }
 }

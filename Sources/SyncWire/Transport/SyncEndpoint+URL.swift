@@ -9,7 +9,8 @@ extension SyncEndpoint {
     /// `/` is allowed; anything else after the authority is refused, as are credentials in the URL. The
     /// host is not resolved here (connecting does that).
     ///
-    /// `wss://` is refused with `.tlsRequiresSyncNIO`: this package's transport speaks no TLS.
+    /// `wss://` is refused with `.tlsRequiresSyncNIO`: this package's transport speaks no TLS (the `SyncNIO`
+    /// package's `NIOWebSocketTransport` does, and reads `wss://` URLs with paths).
     ///
     /// - Throws: `SyncEndpointURLError` saying what is wrong.
     public init(url text: String) throws(SyncEndpointURLError) {

@@ -5,8 +5,8 @@ public enum SyncEndpointURLError: Error, Sendable, Hashable, CustomStringConvert
     /// A scheme other than `ws` or `wss`.
     case unsupportedScheme(String)
     /// A `wss://` URL (the whole text): the root package's `WebSocketTransport` speaks no TLS, on any
-    /// platform. Connect with `ws://` to the plain side of a TLS proxy (docs/Server.md). A `SyncNIO`
-    /// transport that speaks `wss://` is planned (issue 25) and not available yet.
+    /// platform. Use `NIOWebSocketTransport(url:)` from the `SyncNIO` package (`Integrations/SyncNIO`),
+    /// which speaks `wss://`, or connect with `ws://` on a network you trust.
     case tlsRequiresSyncNIO(String)
     /// Nothing between `ws://` and the port.
     case missingHost
@@ -30,8 +30,8 @@ public enum SyncEndpointURLError: Error, Sendable, Hashable, CustomStringConvert
         switch self {
         case .missingScheme(let text): "\(text) is not a ws:// URL (expected ws://host:port)"
         case .tlsRequiresSyncNIO(let url):
-            "\(url): wss:// (TLS) is not spoken by the built-in WebSocketTransport (ws:// only); connect with ws:// "
-                + "to a TLS proxy's plain side (a SyncNIO transport that speaks wss:// is planned, not yet available)"
+            "\(url): wss:// (TLS) is not spoken by the built-in WebSocketTransport (ws:// only); use the SyncNIO "
+                + "package's NIOWebSocketTransport (Integrations/SyncNIO), which speaks wss://"
         case .unsupportedScheme(let scheme): "the scheme \(scheme):// is not supported (expected ws://host:port)"
         case .missingHost: "the URL names no host (expected ws://host:port)"
         case .invalidHost(let host): "\(host) is not a host name or an IP address"

@@ -44,6 +44,10 @@ public enum SyncTransportError: Error, Sendable, Hashable {
     case connectionLost(String)
     /// The peer sent bytes that are not a valid message.
     case malformedFrame(String)
+    /// The server's TLS certificate was refused (expired, issued for another host name, not signed by a
+    /// trusted authority): retrying cannot help, so the engine reports `SyncError.certificateRejected`,
+    /// which is fatal. The root package's transport speaks no TLS; `SyncNIO`'s does.
+    case certificateRejected(String)
 }
 
 /// The server's side of one connection to a client.

@@ -54,6 +54,22 @@ struct ConnectionManagementTests {
         #expect(fixture.errors.values.allSatisfy { $0.session == nil })
     }
 
+    @Test("a rejected certificate is fatal: the session becomes .invalid and no reconnect is scheduled")
+    func rejectedCertificateIsFatal() async throws {
+        let fixture = try await EngineFixture(faults: .init(rejectCertificate: true))
+        defer { fixture.directory.remove() }
+        let session = try await fixture.open()
+        try await eventually("the session to be invalid") { session.state.value == .invalid }
+        try await eventually("the error to be reported") { !fixture.errors.values.isEmpty }
+        #expect(fixture.errors.values.map(\.error) == [.certificateRejected("rejected by the test")])
+        #expect(SyncError.certificateRejected("x").isFatal)
+        // No reconnect timer: however far virtual time goes, no second attempt.
+        #expect(fixture.timers.nextDueTime == nil)
+        fixture.timers.advance(by: .seconds(600))
+        #expect(fixture.transport.attempts == 1)
+        #expect(session.connectionState.value == .disconnected)
+    }
+
     @Test("jitter shortens each delay by the random share of a quarter")
     func jitter() async throws {
         let fixture = try await EngineFixture(random: { 0.5 }, faults: .init(refuse: true))

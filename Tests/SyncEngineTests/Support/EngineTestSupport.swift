@@ -89,6 +89,8 @@ final class FaultInjectingTransport: SyncTransport {
     struct Faults {
         /// New attempts fail at once with `.refused`.
         var refuse = false
+        /// New attempts fail at once with `.certificateRejected` (as a TLS transport reports a wrong certificate).
+        var rejectCertificate = false
         /// New attempts never open (until the client gives up and closes them).
         var hold = false
         /// Pongs from the server are not delivered.
@@ -117,10 +119,11 @@ final class FaultInjectingTransport: SyncTransport {
             return state.faults
         }
         let connection = FaultyConnection(
-            inner: faults.refuse || faults.hold ? nil : inner.connect(to: endpoint),
+            inner: faults.refuse || faults.hold || faults.rejectCertificate ? nil : inner.connect(to: endpoint),
             currentFaults: { [state] in state.withLock { $0.faults } }
         )
         if faults.refuse { connection.end(.refused("refused by the test")) }
+        if faults.rejectCertificate { connection.end(.certificateRejected("rejected by the test")) }
         state.withLock { $0.connections.append(connection) }
         return connection
     }

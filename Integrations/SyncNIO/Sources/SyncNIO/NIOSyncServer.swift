@@ -1,0 +1,195 @@
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import NIOSSL
+import NIOWebSocket
+import SyncServer
+
+/// A `SyncServer`'s core served over WebSocket on swift-nio, with optional TLS (`wss://`): the front end
+/// of `sync-server-nio`.
+///
+/// Every connection that upgrades (at `path`, or any path when it is `nil`) becomes a `SyncServerConnection` handed to the server's
+/// acceptor, exactly as an in-process client's; `GET /healthz` answers `200 ok`, other plain HTTP
+/// requests `426 Upgrade Required` (`404` for another path than `path`). Messages larger than `maximumMessageBytes` close the connection.
+public final class NIOSyncServer: Sendable {
+    /// The server whose core is served.
+    public let server: SyncServer
+    /// The address and port listened on (the port the system picked for port 0).
+    public let host: String
+    public let port: Int
+    /// Whether clients connect with `wss://`.
+    public let usesTLS: Bool
+    /// The one path clients upgrade at (`nil`: any).
+    public let path: String?
+    private let listener: any Channel
+
+    /// A certificate chain and its private key, PEM files (as `--tls-cert` and `--tls-key` name them).
+    public struct TLSIdentity: Sendable, Hashable {
+        public var certificateChainFile: String
+        public var privateKeyFile: String
+
+        public init(certificateChainFile: String, privateKeyFile: String) {
+            self.certificateChainFile = certificateChainFile
+            self.privateKeyFile = privateKeyFile
+        }
+    }
+
+    private init(server: SyncServer, host: String, port: Int, usesTLS: Bool, path: String?, listener: any Channel) {
+        self.server = server
+        self.path = path
+        self.host = host
+        self.port = port
+        self.usesTLS = usesTLS
+        self.listener = listener
+    }
+
+    /// Listens on `host:port` (0: a free port) for WebSocket clients of `server` (an embedded
+    /// `SyncServer`: its `endpoint` takes the connections), with TLS when `tls` is given, upgrading
+    /// requests for `path` only (its query ignored) when one is given. A connection not upgraded within
+    /// `handshakeTimeout`, or upgraded and silent for `idleTimeout`, is closed.
+    ///
+    /// - Throws: when the certificate or key cannot be loaded, or the address cannot be bound.
+    public static func start(
+        serving server: SyncServer, host: String = "127.0.0.1", port: Int = 0, tls: TLSIdentity? = nil,
+        path: String? = nil,
+        maximumMessageBytes: Int = WireProtocol.maximumMessageSize, handshakeTimeout: TimeAmount = .seconds(10),
+        idleTimeout: TimeAmount = .seconds(300),
+        eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton
+    ) async throws -> NIOSyncServer {
+        guard case .inProcess(let acceptor) = server.endpoint.kind else {
+            throw NIOSyncServerError.notAnEmbeddedServer
+        }
+        var sslContext: NIOSSLContext?
+        if let tls {
+            let chain = try NIOSSLCertificate.fromPEMFile(tls.certificateChainFile).map {
+                NIOSSLCertificateSource.certificate($0)
+            }
+            let key = try NIOSSLPrivateKey(file: tls.privateKeyFile, format: .pem)
+            var configuration = TLSConfiguration.makeServerConfiguration(
+                certificateChain: chain, privateKey: .privateKey(key))
+            configuration.minimumTLSVersion = .tlsv12
+            sslContext = try NIOSSLContext(configuration: configuration)
+        }
+        let context = sslContext
+        // Send queue bounds: a stalled client is closed past 4 largest messages (64 MiB by default).
+        let highWater = max(4 * maximumMessageBytes, 1 << 20)
+        let lowWater = 1 << 20
+        let bootstrap = ServerBootstrap(group: eventLoopGroup)
+            .serverChannelOption(.backlog, value: 256)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+            .childChannelInitializer { channel in
+                // A connection that has not upgraded within the handshake timeout (TLS and HTTP included)
+                // is closed: a silent client never holds a descriptor for long.
+                let upgraded = NIOLockedValueBox(false)
+                channel.eventLoop.scheduleTask(in: handshakeTimeout) {
+                    if !upgraded.withLockedValue({ $0 }) { channel.close(promise: nil) }
+                }
+                return channel.eventLoop.makeCompletedFuture {
+                    let pipeline = channel.pipeline.syncOperations
+                    if let context { try pipeline.addHandler(NIOSSLServerHandler(context: context)) }
+                    let upgrader = NIOWebSocketServerUpgrader(
+                        maxFrameSize: maximumMessageBytes, automaticErrorHandling: true,
+                        shouldUpgrade: { channel, head in
+                            let accepted = path.map { PlainHTTPHandler.path(of: head.uri) == $0 } ?? true
+                            return channel.eventLoop.makeSucceededFuture(accepted ? HTTPHeaders() : nil)
+                        },
+                        upgradePipelineHandler: { channel, _ in
+                            channel.eventLoop.makeCompletedFuture {
+                                upgraded.withLockedValue { $0 = true }
+                                let connection = NIOServerConnection(
+                                    channel: channel, highWater: highWater, lowWater: lowWater)
+                                let pipeline = channel.pipeline.syncOperations
+                                // Silent for the idle timeout (clients ping every 60 s by default): closed.
+                                try pipeline.addHandler(IdleStateHandler(readTimeout: idleTimeout))
+                                try pipeline.addHandler(
+                                    NIOWebSocketFrameAggregator(
+                                        minNonFinalFragmentSize: 0, maxAccumulatedFrameCount: Int.max,
+                                        maxAccumulatedFrameSize: maximumMessageBytes))
+                                try pipeline.addHandler(
+                                    ServerFrameHandler(connection: connection, maximumMessageBytes: maximumMessageBytes)
+                                )
+                                // A stopped server refuses: the client sees the close (1001, going away).
+                                if !acceptor.accept(connection) { connection.close() }
+                            }
+                        })
+                    try pipeline.configureHTTPServerPipeline(
+                        withServerUpgrade: (
+                            upgraders: [upgrader],
+                            completionHandler: { context in
+                                if let plain = try? context.pipeline.syncOperations.context(
+                                    handlerType: PlainHTTPHandler.self)
+                                {
+                                    context.pipeline.syncOperations.removeHandler(context: plain, promise: nil)
+                                }
+                            }
+                        ))
+                    try pipeline.addHandler(PlainHTTPHandler(upgradePath: path))
+                }
+            }
+        let listener = try await bootstrap.bind(host: host, port: port).get()
+        let boundPort = listener.localAddress?.port ?? port
+        return NIOSyncServer(
+            server: server, host: host, port: boundPort, usesTLS: context != nil, path: path, listener: listener)
+    }
+
+    /// `ws://host:port` or `wss://host:port` (an IPv6 host in brackets), and the path if there is one.
+    public var url: String {
+        let hostText = host.contains(":") ? "[\(host)]" : host
+        return "\(usesTLS ? "wss" : "ws")://\(hostText):\(port)\(path ?? "")"
+    }
+
+    /// Stops accepting, then stops the server (every connection is closed with 1001, going away).
+    public func stop() async {
+        try? await listener.close()
+        await server.stop()
+    }
+}
+
+/// Why `NIOSyncServer.start` refused a server.
+public enum NIOSyncServerError: Error, Sendable, CustomStringConvertible {
+    /// The server's `endpoint` is not in-process (it always is for `SyncServer.embedded`).
+    case notAnEmbeddedServer
+
+    public var description: String { "the server takes no in-process connections" }
+}
+
+/// Answers plain HTTP requests (those that do not upgrade): `GET /healthz` with 200, a path other than
+/// the upgrade path (when there is one) with 404, anything else with 426; then closes.
+final class PlainHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPServerRequestPart
+    typealias OutboundOut = HTTPServerResponsePart
+
+    private let upgradePath: String?
+    private var path: String?
+
+    init(upgradePath: String?) { self.upgradePath = upgradePath }
+
+    /// A request target without its query.
+    static func path(of target: String) -> Substring { target.prefix { $0 != "?" } }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch unwrapInboundIn(data) {
+        case .head(let head): path = head.uri
+        case .body: break
+        case .end:
+            let healthy = path == "/healthz"
+            let found = healthy || upgradePath.map { Self.path(of: path ?? "") == $0 } ?? true
+            let body = healthy ? "ok\n" : found ? "upgrade to WebSocket to sync\n" : "not found\n"
+            var headers = HTTPHeaders()
+            headers.add(name: "Content-Type", value: "text/plain; charset=utf-8")
+            headers.add(name: "Content-Length", value: "\(body.utf8.count)")
+            headers.add(name: "Connection", value: "close")
+            if !healthy && found { headers.add(name: "Upgrade", value: "websocket") }
+            let head = HTTPResponseHead(
+                version: .http1_1, status: healthy ? .ok : found ? .upgradeRequired : .notFound, headers: headers)
+            context.write(wrapOutboundOut(.head(head)), promise: nil)
+            context.write(
+                wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(string: body)))), promise: nil)
+            context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { [channel = context.channel] _ in
+                channel.close(promise: nil)
+            }
+        }
+    }
+}

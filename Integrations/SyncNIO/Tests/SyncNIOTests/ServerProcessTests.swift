@@ -1,0 +1,62 @@
+import Foundation
+import SyncEngine
+import SyncNIO
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// The `sync-server-nio` executable: `--tls-cert`/`--tls-key`, a client syncing over `wss://`, a clean stop.
+@Suite(.timeLimit(.minutes(5)))
+struct ServerProcessTests {
+    @Test func syncServerNIOServesWSSFromItsCertificateAndStopsCleanly() async throws {
+        let certificates = try await TestCertificates.shared()
+        let data = TemporaryDirectory()
+        let server = try ServerProcess([
+            "--port", "0", "--data", data.url.path, "--tls-cert", certificates.server.certificate,
+            "--tls-key", certificates.server.key, "--path", "/sync",
+        ])
+        let port = try await server.port()
+        #expect(server.stdout.contains("listening on wss://127.0.0.1:\(port)/sync"))
+        let transport = try NIOWebSocketTransport(
+            url: "wss://localhost:\(port)/sync", trustRoots: .certificateAuthorities(pemFile: certificates.caFile))
+        let writer = try await TestApp(transport, server: transport.endpoint)
+        let reader = try await TestApp(transport, server: transport.endpoint)
+        do {
+            _ = try await writer.session.write(Data("through sync-server-nio".utf8))
+            try await eventually("the reader to receive the writer's changeset") {
+                reader.hasReceived("through sync-server-nio")
+            }
+        } catch {
+            Issue.record("\(error); errors: \(writer.errors.values) \(reader.errors.values); stderr: \(server.stderr)")
+        }
+        await writer.close()
+        await reader.close()
+        #expect(try await server.stop(SIGTERM) == 0)
+        #expect(await server.printed("sync-server-nio stopped"))
+        // The log is sync-server's file store: the changeset is in the data directory.
+        let files = try FileManager.default.subpathsOfDirectory(atPath: data.url.path)
+        #expect(!files.isEmpty)
+        data.remove()
+    }
+
+    @Test func aCertificateWithoutAKeyIsAUsageError() async throws {
+        let server = try ServerProcess(["--port", "0", "--data", "/tmp/unused", "--tls-cert", "cert.pem"])
+        #expect(try await server.waitForExit() == 64)
+        #expect(await server.printed("--tls-cert and --tls-key go together", standardError: true))
+    }
+
+    @Test func anUnreadableCertificateStopsTheStartWithStatus1() async throws {
+        let data = TemporaryDirectory()
+        let server = try ServerProcess([
+            "--port", "0", "--data", data.url.path, "--tls-cert", "/nonexistent/cert.pem", "--tls-key",
+            "/nonexistent/key.pem",
+        ])
+        #expect(try await server.waitForExit() == 1)
+        #expect(await server.printed("cannot serve", standardError: true))
+        data.remove()
+    }
+}
