@@ -59,7 +59,8 @@ do {
 let configuration = SyncServer.Configuration(
     store: store, authentication: authentication, maximumMessageBytes: options.maximumMessageBytes,
     maximumSessionsPerConnection: options.maximumSessionsPerConnection, maximumPartitions: options.maximumPartitions,
-    maximumIdlePartitions: options.maximumIdlePartitions, maximumConnections: options.maximumConnections,
+    maximumIdlePartitions: options.maximumIdlePartitions, maximumPartitionsInStore: options.maximumPartitionsOnDisk,
+    maximumConnections: options.maximumConnections,
     logLevel: options.logLevel, logger: logSink, maximumOfflineTime: options.maximumOfflineTime)
 let limits = WebSocketLimits(
     maximumMessageBytes: options.maximumMessageBytes, handshakeTimeout: options.handshakeTimeout,
