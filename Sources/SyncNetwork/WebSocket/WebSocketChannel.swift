@@ -39,6 +39,8 @@ final class WebSocketChannel: EventLoopHandler, @unchecked Sendable {
     var delegate: (any WebSocketChannelDelegate)?
     /// Server: counts the socket's bytes for metrics (`nil`: not counted).
     var counters: ListenerCounters?
+    /// Server: the listener's budget for the input its connections hold (`nil`: none).
+    var inputBudget: InputBudget?
 
     private var phase: Phase
     private var input: [UInt8] = []
@@ -320,6 +322,19 @@ final class WebSocketChannel: EventLoopHandler, @unchecked Sendable {
         }
         guard phase != .closed else { return }
         compactInput()
+        inputBudget?.update(self, holding: input.count - inputStart + assembler.bufferedBytes)
+    }
+
+    /// Server: the listener's input budget was passed and this connection holds the most: drops what it
+    /// holds and fails the connection with 1013 (try again later).
+    func shedInput(total: Int, limit: Int) {
+        input = []
+        inputStart = 0
+        assembler.dropFragments()
+        fail(
+            WebSocketViolation(
+                code: .tryAgainLater,
+                reason: "the server holds too much input (\(total) bytes of \(limit)); try again later"))
     }
 
     private func compactInput() {
@@ -501,6 +516,7 @@ final class WebSocketChannel: EventLoopHandler, @unchecked Sendable {
         helloTimer = nil
         loop.unregister(descriptor)
         Socket.close(descriptor)
+        inputBudget?.update(self, holding: 0)
         let unwritten = output.removeAll()
         // It may end in the middle of `process()` (an abort while answering a ping): nothing is left to read.
         input = []
