@@ -15,10 +15,14 @@ import Foundation
 /// alice-key-1   tasks notes
 /// bob-key-2     shared/*
 /// admin-key-3   *
+/// viewer-key-4  read:shared/*
 /// ```
 ///
 /// Keys and patterns are separated by spaces or tabs and contain neither; a key must name at least one
-/// pattern, and appear once.
+/// pattern, and appear once. A pattern may sync its partitions (read, upload, and create one the server
+/// does not hold yet), or, marked `read:`, only read those the server holds (binding one it does not is
+/// refused with `.permissionDenied`, and so is an upload). `write:` marks a pattern read-write, as none does
+/// (`write:read:x` names the partition `read:x`).
 public enum APIKeysFile {
     /// The largest keys file read, in bytes (1 MiB).
     public static let maximumSize = 1 << 20

@@ -8,7 +8,11 @@ extension SyncServer {
         /// Only the listed API keys are accepted; each may bind only the partitions its patterns allow: an
         /// exact partition name, or a prefix followed by `*` (`"shared/*"`; `"*"` alone allows every
         /// partition). `.anonymous` and unknown keys are refused with `.authenticationFailed`; binding a
-        /// partition the key's patterns do not allow is refused with `.permissionDenied`.
+        /// partition the key's patterns do not allow is refused with `.permissionDenied`. A pattern marked
+        /// `read:` (`"read:shared/*"`) allows reading only: binding a partition the store holds and
+        /// downloading it; binding one the store does not hold (which would create it) and uploading are
+        /// refused with `.permissionDenied`. Unmarked patterns (or marked `write:`) allow uploads and
+        /// creating partitions too; a partition several patterns match gets the widest permission.
         /// `APIKeysFile` reads this map from a file.
         case apiKeys([String: Set<String>])
 

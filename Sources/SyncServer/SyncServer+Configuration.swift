@@ -38,6 +38,16 @@ extension SyncServer {
         /// files (a `FilePartitionStore` holds two descriptors per loaded partition); the next bind loads
         /// it again. 0: evict as soon as idle. Default: 128.
         public var maximumIdlePartitions: Int
+        /// The most partitions the store may hold (`nil`: no limit); a `bind` that would create a further
+        /// one is refused with `.permissionDenied` for that session (fatal: it is not retried), and nothing
+        /// is created for it. Partitions the store holds bind as always. Default: 1,000,000.
+        ///
+        /// Creating a partition costs the store files and fsyncs (a `FilePartitionStore` writes a log and a
+        /// history file per partition), so a client that binds ever new names would otherwise fill the
+        /// disk. The server counts the store's partitions once (`PartitionStore.partitionCount()`) and the
+        /// ones it creates from then on; with a store that does not count (the default for a custom store),
+        /// there is no limit.
+        public var maximumPartitionsInStore: Int?
         /// The longest partition name, in UTF-8 bytes; a longer one is refused with `.malformedMessage`.
         /// Default: 1,024.
         public var maximumPartitionNameBytes: Int
@@ -81,6 +91,7 @@ extension SyncServer {
             maximumSessionsPerConnection: Int = 1_000,
             maximumPartitions: Int = 100_000,
             maximumIdlePartitions: Int = 128,
+            maximumPartitionsInStore: Int? = 1_000_000,
             maximumPartitionNameBytes: Int = 1_024,
             maximumCredentialBytes: Int = 1_024,
             maximumConnections: Int = 10_000,
@@ -99,6 +110,7 @@ extension SyncServer {
             self.maximumSessionsPerConnection = maximumSessionsPerConnection
             self.maximumPartitions = maximumPartitions
             self.maximumIdlePartitions = max(0, maximumIdlePartitions)
+            self.maximumPartitionsInStore = maximumPartitionsInStore.map { max(0, $0) }
             self.maximumPartitionNameBytes = maximumPartitionNameBytes
             self.maximumCredentialBytes = maximumCredentialBytes
             self.maximumConnections = maximumConnections

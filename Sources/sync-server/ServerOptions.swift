@@ -15,6 +15,7 @@ struct ServerOptions {
     var maximumSessionsPerConnection = 1_000
     var maximumPartitions = 100_000
     var maximumIdlePartitions = 128
+    var maximumPartitionsOnDisk = 1_000_000
     var idleTimeout: Duration = .seconds(300)
     var handshakeTimeout: Duration = .seconds(10)
     /// `nil`: no drain, connections are closed at once.
@@ -36,6 +37,7 @@ struct ServerOptions {
     static let sessionsPerConnectionRange = 1...100_000
     static let partitionsRange = 1...10_000_000
     static let idlePartitionsRange = 0...1_000_000
+    static let partitionsOnDiskRange = 1...100_000_000
     static let idleTimeoutRange: ClosedRange<Duration> = .seconds(10) ... .seconds(86_400)
     static let handshakeTimeoutRange: ClosedRange<Duration> = .seconds(1) ... .seconds(300)
     static let drainTimeoutRange: ClosedRange<Duration> = .seconds(1) ... .seconds(3_600)
@@ -69,6 +71,9 @@ struct ServerOptions {
                                     sessions one connection may bind, 1…100000 (default: 1000)
           --max-partitions N        live partitions, 1…10000000 (default: 100000)
           --max-idle-partitions N   idle partitions kept loaded, 0…1000000 (default: 128)
+          --max-partitions-on-disk N
+                                    partitions kept in DIR; binding a new one beyond it is refused
+                                    (permissionDenied), 1…100000000 (default: 1000000)
           --idle-timeout DURATION   drop a connection silent for this long, 10s…1d (default: 300s)
           --handshake-timeout DURATION
                                     time for the opening handshake, 1s…300s (default: 10s)
@@ -156,6 +161,9 @@ struct ServerOptions {
             case "--max-idle-partitions":
                 options.maximumIdlePartitions = try integer(
                     argument, try value(for: argument), Self.idlePartitionsRange)
+            case "--max-partitions-on-disk":
+                options.maximumPartitionsOnDisk = try integer(
+                    argument, try value(for: argument), Self.partitionsOnDiskRange)
             case "--idle-timeout":
                 options.idleTimeout = try duration(argument, try value(for: argument), Self.idleTimeoutRange)
             case "--handshake-timeout":

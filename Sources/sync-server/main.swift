@@ -59,7 +59,8 @@ do {
 let configuration = SyncServer.Configuration(
     store: store, authentication: authentication, maximumMessageBytes: options.maximumMessageBytes,
     maximumSessionsPerConnection: options.maximumSessionsPerConnection, maximumPartitions: options.maximumPartitions,
-    maximumIdlePartitions: options.maximumIdlePartitions, maximumConnections: options.maximumConnections,
+    maximumIdlePartitions: options.maximumIdlePartitions, maximumPartitionsInStore: options.maximumPartitionsOnDisk,
+    maximumConnections: options.maximumConnections,
     logLevel: options.logLevel, logger: logSink, maximumOfflineTime: options.maximumOfflineTime)
 let limits = WebSocketLimits(
     maximumMessageBytes: options.maximumMessageBytes, handshakeTimeout: options.handshakeTimeout,
@@ -91,7 +92,8 @@ if options.apiKeysFile == nil && !isLoopback(host) {
     ProgramLog.write(
         .warn,
         "anonymous access on \(host), which is not a loopback address: anyone who can reach "
-            + "\(url) may read and write every partition (give --api-keys FILE, or --host 127.0.0.1)")
+            + "\(url) may read and write every partition and create new ones (up to --max-partitions-on-disk "
+            + "\(options.maximumPartitionsOnDisk)); give --api-keys FILE, or --host 127.0.0.1")
 }
 
 // Wait for SIGINT or SIGTERM, drain if asked, then stop cleanly.

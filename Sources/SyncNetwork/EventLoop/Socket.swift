@@ -183,6 +183,23 @@ enum Socket {
         }
     }
 
+    /// Writes `buffers` in order with one gathering system call (`sendmsg`, without `SIGPIPE`).
+    static func write(_ descriptor: Int32, _ buffers: UnsafeBufferPointer<iovec>) -> IOResult {
+        var message = msghdr()
+        message.msg_iov = UnsafeMutablePointer(mutating: buffers.baseAddress)
+        message.msg_iovlen = numericCast(buffers.count)
+        while true {
+            #if canImport(Glibc)
+                let count = sendmsg(descriptor, &message, Int32(MSG_NOSIGNAL))
+            #else
+                let count = sendmsg(descriptor, &message, 0)
+            #endif
+            if count >= 0 { return .transferred(count) }
+            if errno == EINTR { continue }
+            return errno == EAGAIN || errno == EWOULDBLOCK ? .wouldBlock : .failed(errno)
+        }
+    }
+
     static func shutdownWrite(_ descriptor: Int32) {
         _ = shutdown(descriptor, Int32(SHUT_WR))
     }

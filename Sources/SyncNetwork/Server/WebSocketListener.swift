@@ -47,6 +47,8 @@ package final class WebSocketListener: EventLoopHandler, @unchecked Sendable {
     private let outbound = Locked<(open: [ObjectIdentifier: OutboundBudget], endedPeak: Int)>(([:], 0))
     /// Connections accepted and still in their opening handshake (on the loop).
     private var handshaking = 0
+    /// The input all connections hold, against `limits.maximumBufferedInputBytes` (on the loop).
+    private let inputBudget: InputBudget
     /// The soft `RLIMIT_NOFILE` when the listener started: descriptors at or above it minus
     /// `limits.reservedDescriptors` are closed at once.
     private let descriptorLimit: Int = {
@@ -71,6 +73,7 @@ package final class WebSocketListener: EventLoopHandler, @unchecked Sendable {
         self.limits = limits
         self.acceptor = acceptor
         self.loop = loop
+        inputBudget = InputBudget(limits: limits)
     }
 
     /// Listens on `host:port` (port 0: any free port) and starts accepting. `plainHTTP` answers plain
@@ -179,6 +182,7 @@ package final class WebSocketListener: EventLoopHandler, @unchecked Sendable {
     private func adopt(_ accepted: Int32) {
         let channel = WebSocketChannel(loop: loop, descriptor: accepted, role: .server, limits: limits)
         channel.counters = counters
+        channel.inputBudget = inputBudget
         let goingAway = self.goingAway
         let connection = WebSocketServerConnection(
             channel: channel, limits: limits, goingAway: { goingAway.withLock { $0 } },
@@ -300,6 +304,15 @@ package final class WebSocketListener: EventLoopHandler, @unchecked Sendable {
         get async {
             await withCheckedContinuation { continuation in
                 loop.execute { [self] in continuation.resume(returning: handshaking) }
+            }
+        }
+    }
+
+    /// The bytes of input the connections hold now (frames received in part, messages being assembled).
+    package var bufferedInputBytes: Int {
+        get async {
+            await withCheckedContinuation { continuation in
+                loop.execute { [self] in continuation.resume(returning: inputBudget.total) }
             }
         }
     }

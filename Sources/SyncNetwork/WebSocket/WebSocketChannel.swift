@@ -32,11 +32,6 @@ final class WebSocketChannel: EventLoopHandler, @unchecked Sendable {
 
     private enum Phase { case connecting, handshaking, open, closed }
 
-    private struct Chunk {
-        var bytes: [UInt8]
-        var counted: Bool
-    }
-
     let loop: EventLoop
     let descriptor: Int32
     let role: Role
@@ -44,15 +39,14 @@ final class WebSocketChannel: EventLoopHandler, @unchecked Sendable {
     var delegate: (any WebSocketChannelDelegate)?
     /// Server: counts the socket's bytes for metrics (`nil`: not counted).
     var counters: ListenerCounters?
+    /// Server: the listener's budget for the input its connections hold (`nil`: none).
+    var inputBudget: InputBudget?
 
     private var phase: Phase
     private var input: [UInt8] = []
     private var inputStart = 0
-    private var output: [Chunk] = []
-    private var outputHead = 0
-    private var outputOffset = 0
-    /// Bytes of chunks in `output` that are not counted for the delegate (control frames, handshake text).
-    private var uncountedQueued = 0
+    /// Frames and handshake text not written yet (written with one gathering write per 64 chunks).
+    private var output = WebSocketOutput()
     /// When bytes last arrived (or the channel was made): what an idle check compares against.
     private(set) var lastReceived = ContinuousClock.now
     private var readPaused = false
@@ -143,15 +137,12 @@ final class WebSocketChannel: EventLoopHandler, @unchecked Sendable {
     /// bytes are reported to the delegate as they are written. Ignored once a close frame was sent.
     func send(_ bytes: [UInt8], counted: Bool) {
         guard phase != .closed else { return }
-        output.append(Chunk(bytes: bytes, counted: counted))
-        if !counted {
-            uncountedQueued += bytes.count
-            if uncountedQueued > limits.maximumQueuedControlBytes {
-                abort(
-                    "the peer did not read: \(uncountedQueued) bytes of control frames were queued, the limit is "
-                        + "\(limits.maximumQueuedControlBytes)")
-                return
-            }
+        output.append(bytes, counted: counted)
+        if !counted && output.uncountedQueued > limits.maximumQueuedControlBytes {
+            abort(
+                "the peer did not read: \(output.uncountedQueued) bytes of control frames were queued, the limit is "
+                    + "\(limits.maximumQueuedControlBytes)")
+            return
         }
         flush()
     }
@@ -176,8 +167,8 @@ final class WebSocketChannel: EventLoopHandler, @unchecked Sendable {
             delegate?.channel(self, wrote: chunks.reduce(header.count) { $0 + $1.count })
             return
         }
-        output.append(Chunk(bytes: header, counted: true))
-        for chunk in chunks.dropLast() where !chunk.isEmpty { output.append(Chunk(bytes: chunk, counted: true)) }
+        output.append(header, counted: true)
+        for chunk in chunks.dropLast() { output.append(chunk, counted: true) }
         send(last, counted: true)
     }
 
@@ -331,6 +322,19 @@ final class WebSocketChannel: EventLoopHandler, @unchecked Sendable {
         }
         guard phase != .closed else { return }
         compactInput()
+        inputBudget?.update(self, holding: input.count - inputStart + assembler.bufferedBytes)
+    }
+
+    /// Server: the listener's input budget was passed and this connection holds the most: drops what it
+    /// holds and fails the connection with 1013 (try again later).
+    func shedInput(total: Int, limit: Int) {
+        input = []
+        inputStart = 0
+        assembler.dropFragments()
+        fail(
+            WebSocketViolation(
+                code: .tryAgainLater,
+                reason: "the server holds too much input (\(total) bytes of \(limit)); try again later"))
     }
 
     private func compactInput() {
@@ -470,36 +474,21 @@ final class WebSocketChannel: EventLoopHandler, @unchecked Sendable {
 
     private func flush() {
         guard phase != .closed else { return }
-        var written = 0
-        while outputHead < output.count {
-            let chunk = output[outputHead]
-            let result = chunk.bytes.withUnsafeBytes { bytes in
-                Socket.write(descriptor, UnsafeRawBufferPointer(rebasing: bytes[outputOffset...]))
-            }
-            switch result {
-            case .transferred(let count):
-                outputOffset += count
-                counters?.bytesSent.add(count, ordering: .relaxed)
-                if chunk.counted { written += count }
-                if outputOffset == chunk.bytes.count {
-                    if !chunk.counted { uncountedQueued -= chunk.bytes.count }
-                    output[outputHead].bytes = []
-                    outputHead += 1
-                    outputOffset = 0
-                }
-            case .wouldBlock, .endOfFile:
-                if written > 0 { delegate?.channel(self, wrote: written) }
-                updateInterest()
-                return
-            case .failed(let code):
-                if written > 0 { delegate?.channel(self, wrote: written) }
-                finish(end ?? .lost("write failed: \(Socket.describe(code))"))
-                return
-            }
+        let descriptor = descriptor
+        let flushed = output.flush { Socket.write(descriptor, $0) }
+        if flushed.bytes > 0 { counters?.bytesSent.add(flushed.bytes, ordering: .relaxed) }
+        if flushed.counted > 0 { delegate?.channel(self, wrote: flushed.counted) }
+        switch flushed.stop {
+        case .wouldBlock:
+            updateInterest()
+            return
+        case .failed(let code):
+            finish(end ?? .lost("write failed: \(Socket.describe(code))"))
+            return
+        case .drained:
+            break
         }
-        output.removeAll(keepingCapacity: true)
-        outputHead = 0
-        if written > 0 { delegate?.channel(self, wrote: written) }
+        guard output.isEmpty else { return }  // the delegate queued more meanwhile, and flushed it
         if shutDownAfterFlush && phase != .closed {
             Socket.shutdownWrite(descriptor)
             // Read on until the peer closes too (bounded by the close timer), so it gets every byte.
@@ -510,7 +499,7 @@ final class WebSocketChannel: EventLoopHandler, @unchecked Sendable {
 
     private func updateInterest() {
         guard phase != .closed else { return }
-        let wantsWrite = phase == .connecting || outputHead < output.count
+        let wantsWrite = phase == .connecting || !output.isEmpty
         writeInterest = wantsWrite
         loop.setInterest(descriptor, readable: phase != .connecting && !readPaused, writable: wantsWrite)
     }
@@ -527,11 +516,8 @@ final class WebSocketChannel: EventLoopHandler, @unchecked Sendable {
         helloTimer = nil
         loop.unregister(descriptor)
         Socket.close(descriptor)
-        var unwritten = 0
-        for chunk in output[outputHead...] where chunk.counted { unwritten += chunk.bytes.count }
-        unwritten -= output.indices.contains(outputHead) && output[outputHead].counted ? outputOffset : 0
-        output = []
-        uncountedQueued = 0
+        inputBudget?.update(self, holding: 0)
+        let unwritten = output.removeAll()
         // It may end in the middle of `process()` (an abort while answering a ping): nothing is left to read.
         input = []
         inputStart = 0

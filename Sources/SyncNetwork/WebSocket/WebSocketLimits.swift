@@ -54,6 +54,12 @@ public struct WebSocketLimits: Sendable, Hashable {
     /// the upgrade). `nil`: every origin (a bare listener). `SyncServer.listening` uses, when `nil`,
     /// `.allowList([])` (no browser page) for an anonymous server and `.anyOrigin` for one with API keys.
     public var originPolicy: WebSocketOriginPolicy?
+    /// Servers only: the most bytes of input all of a listener's connections may hold together — frames
+    /// received in part and fragmented messages being assembled (messages handed to the application
+    /// count against `inboundHighWater` instead). When a read takes the total past it, the connection
+    /// holding the most is closed with 1013 (try again later) and its bytes dropped (see `InputBudget`).
+    /// Raised to twice `maximumMessageBytes` when smaller. Default: 256 MiB.
+    public var maximumBufferedInputBytes: Int
 
     public init(
         maximumMessageBytes: Int = WireProtocol.maximumMessageSize,
@@ -71,7 +77,8 @@ public struct WebSocketLimits: Sendable, Hashable {
         reservedDescriptors: Int = 64,
         maximumFragmentsPerMessage: Int = 1024,
         minimumFragmentBytes: Int = 512,
-        originPolicy: WebSocketOriginPolicy? = nil
+        originPolicy: WebSocketOriginPolicy? = nil,
+        maximumBufferedInputBytes: Int = 256 << 20
     ) {
         self.maximumMessageBytes = maximumMessageBytes
         self.maximumHandshakeBytes = maximumHandshakeBytes
@@ -89,5 +96,6 @@ public struct WebSocketLimits: Sendable, Hashable {
         self.maximumFragmentsPerMessage = maximumFragmentsPerMessage
         self.minimumFragmentBytes = minimumFragmentBytes
         self.originPolicy = originPolicy
+        self.maximumBufferedInputBytes = maximumBufferedInputBytes
     }
 }

@@ -33,6 +33,16 @@ struct WebSocketMessageAssembler {
         self.minimumFragmentBytes = minimumFragmentBytes
     }
 
+    /// The bytes of the unfinished message's fragments held so far.
+    var bufferedBytes: Int { fragments.count }
+
+    /// Forgets the unfinished message (its connection is being failed).
+    mutating func dropFragments() {
+        fragments = []
+        fragmentOpcode = nil
+        fragmentCount = 0
+    }
+
     private mutating func countFragment(_ frame: WebSocketFrame) throws(WebSocketViolation) {
         fragmentCount += 1
         guard fragmentCount <= maximumFragments else {

@@ -44,6 +44,11 @@ actor ServerCore {
     /// `stop()` waits for them, so what the server learnt is durable when it returns.
     var seenRecordWrites: [Int: Task<Void, Never>] = [:]
     var nextSeenRecordWrite = 0
+    /// The store's count of its partitions, read once when `maximumPartitionsInStore` is set (see
+    /// `ServerCore+PartitionCreation`), and the partitions created since and being created.
+    var storePartitionCount: Task<Result<Int?, any Error>, Never>?
+    var partitionsCreated = 0
+    var creationsInProgress = 0
 
     /// How long clients are told to wait after a storage failure.
     static let retryAfterStorageFailure: UInt32 = 1000
@@ -81,7 +86,7 @@ actor ServerCore {
             case .bind(let bind):
                 await self.bind(bind, on: connection, access: access)
             case .upload(let upload):
-                await self.upload(upload, on: connection)
+                await self.upload(upload, on: connection, access: access)
             case .unbind(let sessionID):
                 unbind(sessionID, on: connection)
             case .ping(let id):
@@ -170,7 +175,7 @@ actor ServerCore {
                 sessionID, on: connection, .malformedMessage,
                 "a partition name must have 1 to \(configuration.maximumPartitionNameBytes) bytes")
         }
-        guard access.allows(bind.partition) else {
+        guard let permission = access.permission(for: bind.partition) else {
             return reject(sessionID, on: connection, .permissionDenied, "the credential may not sync \(bind.partition)")
         }
         guard connection.sessions[sessionID] == nil else {
@@ -191,9 +196,22 @@ actor ServerCore {
         let partition = self.partition(named: bind.partition)
         await partition.acquire()
         defer { release(partition) }
+        let creating: Bool
+        switch await admitLoad(of: partition, permission: permission) {
+        case .load(let creates):
+            creating = creates
+        case .refuse(let message):
+            return reject(sessionID, on: connection, .permissionDenied, message)
+        case .fail(let message):
+            return reject(
+                sessionID, on: connection, .internalError, message,
+                retryAfterMilliseconds: Self.retryAfterStorageFailure)
+        }
         do {
             try await load(partition, reaching: bind.downloadedVersion)
+            if creating { creationEnded(succeeded: true) }
         } catch {
+            if creating { await creationEnded(of: partition) }
             return reject(
                 sessionID, on: connection, .internalError, "could not load \(bind.partition): \(error)",
                 retryAfterMilliseconds: Self.retryAfterStorageFailure
@@ -229,10 +247,15 @@ actor ServerCore {
         startPump(session)
     }
 
-    private func upload(_ upload: Upload, on connection: ConnectionState) async {
+    private func upload(_ upload: Upload, on connection: ConnectionState, access: PartitionAccess) async {
         let sessionID = upload.sessionID
         guard let session = connection.sessions[sessionID] else {
             return reject(sessionID, on: connection, .unknownSession, "session \(sessionID) is not bound")
+        }
+        guard access.permission(for: session.partition.name) == .write else {
+            return failSession(
+                session, on: connection, .permissionDenied,
+                "the credential may read \(session.partition.name) but not upload to it")
         }
         if let tooLarge = upload.changesets.first(where: { $0.data.count > configuration.maximumChangesetBytes }) {
             return failSession(

@@ -235,6 +235,42 @@ public final class FilePartitionStore: PartitionStore {
         await file.close()
     }
 
+    /// The partitions with a log in the directory (`<encoded name>.log`: encoded names hold no `.`), counted
+    /// on a thread of the store's own.
+    public func partitionCount() async throws -> Int? {
+        guard lockDescriptor.withLock({ $0 >= 0 }) else { throw FilePartitionStoreError.closed }
+        let directory = directory
+        return try await readQueue.run { () throws(FilePartitionStoreError) -> Int? in
+            guard let stream = opendir(directory) else { throw .cannotOpen(path: directory, errno: errno) }
+            defer { closedir(stream) }
+            var count = 0
+            while let entry = readdir(stream) {
+                let isLog = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                    let name = raw.prefix { $0 != 0 }
+                    return name.count > 4 && name.suffix(4).elementsEqual(".log".utf8)
+                }
+                if isLog { count += 1 }
+            }
+            return count
+        }
+    }
+
+    /// Whether the partition's log exists (open, or a file in the directory), checked on a thread of the
+    /// store's own.
+    public func holdsPartition(_ partition: String) async throws -> Bool {
+        guard lockDescriptor.withLock({ $0 >= 0 }) else { throw FilePartitionStoreError.closed }
+        if files.withLock({ $0[PartitionName(partition)] != nil }) { return true }
+        let path = path(of: partition)
+        return try await readQueue.run { () throws(FilePartitionStoreError) -> Bool in
+            var status = stat()
+            guard stat(path, &status) == 0 else {
+                if errno == ENOENT { return false }
+                throw .cannotOpen(path: path, errno: errno)
+            }
+            return true
+        }
+    }
+
     /// How many partitions' files are open.
     public var openPartitionCount: Int { files.withLock { $0.count } }
 

@@ -7,12 +7,15 @@ public actor InMemoryPartitionStore: PartitionStore {
     private var logs: [PartitionName: [StoredChangeset]] = [:]
     private var clientFiles: [PartitionName: [ClientFileRecord]] = [:]
     private var historyIDs: [PartitionName: UInt64] = [:]
+    /// Every partition read or written: the ones the store holds.
+    private var held: Set<PartitionName> = []
 
     /// An empty store.
     public init() {}
 
     public func summaries(of partition: String) -> [StoredChangesetSummary] {
-        (logs[PartitionName(partition)] ?? []).map(\.summary)
+        held.insert(PartitionName(partition))
+        return (logs[PartitionName(partition)] ?? []).map(\.summary)
     }
 
     /// The entries in `versions`; versions that were never appended are left out.
@@ -26,6 +29,7 @@ public actor InMemoryPartitionStore: PartitionStore {
 
     /// Appends `changesets` to the partition's log as given.
     public func append(_ changesets: [StoredChangeset], to partition: String) {
+        held.insert(PartitionName(partition))
         logs[PartitionName(partition), default: []].append(contentsOf: changesets)
     }
 
@@ -42,9 +46,16 @@ public actor InMemoryPartitionStore: PartitionStore {
     public func historyID(of partition: String) -> UInt64 {
         if let id = historyIDs[PartitionName(partition)] { return id }
         let id = UInt64.random(in: 1...UInt64.max)
+        held.insert(PartitionName(partition))
         historyIDs[PartitionName(partition)] = id
         return id
     }
+
+    /// The partitions whose summaries, log or identity were asked for or appended to.
+    public func partitionCount() -> Int? { held.count }
+
+    /// Whether the partition's summaries, log or identity were asked for or appended to.
+    public func holdsPartition(_ partition: String) -> Bool { held.contains(PartitionName(partition)) }
 
     /// The partition's whole log (a test helper).
     public func log(of partition: String) -> [StoredChangeset] { logs[PartitionName(partition)] ?? [] }

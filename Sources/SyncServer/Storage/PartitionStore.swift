@@ -89,6 +89,18 @@ public protocol PartitionStore: Sendable {
     /// end, or holding acknowledgements of client versions the log lacks).
     func historyID(of partition: String) async throws -> UInt64
 
+    /// How many partitions the store holds (each one `summaries` or `historyID` was ever called for), or
+    /// `nil` when the store does not count them (the default): the server's `maximumPartitionsInStore` is
+    /// then not enforced. The server asks once, before it creates its first partition, and counts the ones
+    /// it creates from then on.
+    func partitionCount() async throws -> Int?
+
+    /// Whether the store holds `partition` — whether loading it finds a log rather than creates one. The
+    /// server asks before it loads a partition that a read-only credential binds, and, when it enforces
+    /// `maximumPartitionsInStore`, before it loads any partition. The default answers whether the
+    /// partition's `summaries` are not empty (for a store that creates nothing when reading).
+    func holdsPartition(_ partition: String) async throws -> Bool
+
     /// The server stopped using `partition` for now (no session is bound to it, nothing is in progress):
     /// release what is held for it (open files…). The partition's log must stay intact; the next call
     /// for it is `summaries`. The default does nothing.
@@ -104,6 +116,14 @@ extension PartitionStore {
     /// `summaries(of:)`, without the entries up to `version`.
     public func summaries(of partition: String, after version: UInt64) async throws -> [StoredChangesetSummary] {
         try await summaries(of: partition).filter { $0.serverVersion > version }
+    }
+
+    /// `nil`: the store does not count its partitions.
+    public func partitionCount() async throws -> Int? { nil }
+
+    /// Whether the partition's log has entries.
+    public func holdsPartition(_ partition: String) async throws -> Bool {
+        try await !summaries(of: partition).isEmpty
     }
 
     /// `nil`: only this server writes the store.

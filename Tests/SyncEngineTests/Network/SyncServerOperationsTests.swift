@@ -17,6 +17,8 @@ import Testing
             ("--max-sessions-per-connection", "0", "1…100000"),
             ("--max-sessions-per-connection", "100001", "1…100000"),
             ("--max-partitions", "0", "1…10000000"), ("--max-partitions", "-5", "1…10000000"),
+            ("--max-partitions-on-disk", "0", "1…100000000"),
+            ("--max-partitions-on-disk", "100000001", "1…100000000"),
             ("--max-idle-partitions", "-1", "0…1000000"), ("--max-idle-partitions", "1000001", "0…1000000"),
             ("--idle-timeout", "9s", "10s…86400s"), ("--idle-timeout", "2d", "10s…86400s"),
             ("--idle-timeout", "300", "10s…86400s"),
@@ -48,12 +50,14 @@ import Testing
         for arguments in [
             [
                 "--max-connections", "1", "--max-sessions-per-connection", "1", "--max-partitions", "1",
-                "--max-idle-partitions", "0", "--idle-timeout", "10s", "--handshake-timeout", "1s",
+                "--max-idle-partitions", "0", "--max-partitions-on-disk", "1", "--idle-timeout", "10s",
+                "--handshake-timeout", "1s",
                 "--drain-timeout", "1s",
             ],
             [
                 "--max-connections", "1000000", "--max-sessions-per-connection", "100000", "--max-partitions",
-                "10000000", "--max-idle-partitions", "1000000", "--idle-timeout", "1d", "--handshake-timeout", "5m",
+                "10000000", "--max-idle-partitions", "1000000", "--max-partitions-on-disk", "100000000",
+                "--idle-timeout", "1d", "--handshake-timeout", "5m",
                 "--drain-timeout", "1h",
             ],
         ] {
@@ -87,6 +91,32 @@ import Testing
             return
         }
         #expect(busy.code == .serverBusy)
+        #expect(try await server.stop(SIGTERM) == 0)
+    }
+
+    @Test("--max-partitions-on-disk 1: a second new partition is permissionDenied and no file is made for it")
+    func partitionsOnDisk() async throws {
+        let data = TemporaryDirectory()
+        defer { data.remove() }
+        let server = try ChildProcess(syncServer: [
+            "--port", "0", "--data", data.url.path, "--max-partitions-on-disk", "1",
+        ])
+        let client = WireClient(.webSocket(host: "127.0.0.1", port: try await server.port()))
+        try await client.welcome()
+        client.send(.bind(Bind(sessionID: 1, partition: "p", clientFileID: 1, downloadedVersion: 0)))
+        guard case .download = try await client.nextMessage() else {
+            Issue.record("expected the first download")
+            return
+        }
+        client.send(.bind(Bind(sessionID: 2, partition: "q", clientFileID: 1, downloadedVersion: 0)))
+        guard case .error(let refused) = try await client.nextMessage() else {
+            Issue.record("expected permissionDenied")
+            return
+        }
+        #expect(refused.code == .permissionDenied)
+        #expect(refused.retryAfterMilliseconds == nil)
+        let logs = try FileManager.default.contentsOfDirectory(atPath: data.url.path).filter { $0.hasSuffix(".log") }
+        #expect(logs == ["p.log"])
         #expect(try await server.stop(SIGTERM) == 0)
     }
 

@@ -1,0 +1,134 @@
+import Foundation
+import SyncServer
+import SyncWire
+import Testing
+
+/// Creating a partition costs files and fsyncs: a server caps the partitions its store holds
+/// (`maximumPartitionsInStore`), and with API keys only a key that may write a partition may create it.
+@Suite("Partition creation", .timeLimit(.minutes(5)))
+struct PartitionCreationTests {
+    /// The `.log` files in `directory` (one per partition a `FilePartitionStore` holds).
+    private func logFiles(in directory: String) throws -> [String] {
+        try FileManager.default.contentsOfDirectory(atPath: directory).filter { $0.hasSuffix(".log") }.sorted()
+    }
+
+    @Test(
+        "maximumPartitionsInStore 2 with a file store: a third new partition is permissionDenied (no retry, no file); existing ones still bind, also after a restart"
+    )
+    func partitionsInStoreCap() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("creation-\(UUID())").path
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        // One partition exists before the server starts: it counts.
+        let first = try FilePartitionStore(directory: directory)
+        _ = try await first.summaries(of: "old")
+        await first.close()
+
+        let store = try FilePartitionStore(directory: directory)
+        let server = try await SyncServer.embedded(configuration: .init(store: store, maximumPartitionsInStore: 2))
+        let client = try await TestClient.welcomed(to: server)
+        _ = try await client.bind(1, partition: "a", clientFileID: 1)
+        client.send(.bind(Bind(sessionID: 2, partition: "b", clientFileID: 1, downloadedVersion: 0)))
+        let refused = try await client.nextError()
+        #expect(refused.code == .permissionDenied)
+        #expect(refused.code.isFatal)
+        #expect(refused.sessionID == 2)
+        #expect(refused.retryAfterMilliseconds == nil)
+        #expect(refused.message.contains("2 partitions"), "\(refused.message)")
+        #expect(try logFiles(in: directory) == ["a.log", "old.log"])
+        // Partitions the store holds bind as before, on this connection and others.
+        _ = try await client.bind(3, partition: "old", clientFileID: 1)
+        let other = try await TestClient.welcomed(to: server)
+        _ = try await other.bind(1, partition: "a", clientFileID: 2)
+        try await client.expectNothingPending()
+        await server.stop()
+        await store.close()
+
+        // A restart counts the files on disk.
+        let again = try FilePartitionStore(directory: directory)
+        let restarted = try await SyncServer.embedded(
+            configuration: .init(store: again, maximumPartitionsInStore: 2))
+        let late = try await TestClient.welcomed(to: restarted)
+        late.send(.bind(Bind(sessionID: 1, partition: "c", clientFileID: 3, downloadedVersion: 0)))
+        #expect(try await late.nextError().code == .permissionDenied)
+        _ = try await late.bind(2, partition: "a", clientFileID: 3)
+        #expect(try logFiles(in: directory) == ["a.log", "old.log"])
+        await restarted.stop()
+        await again.close()
+    }
+
+    @Test("maximumPartitionsInStore: many binds of new partitions at once create exactly the allowed number")
+    func concurrentCreations() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("creation-\(UUID())").path
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let store = try FilePartitionStore(directory: directory)
+        let server = try await SyncServer.embedded(configuration: .init(store: store, maximumPartitionsInStore: 5))
+        // 20 connections bind 20 new partitions at once (two pairs share a name: it counts once).
+        var clients: [TestClient] = []
+        for _ in 0..<20 { clients.append(try await TestClient.welcomed(to: server)) }
+        for (index, client) in clients.enumerated() {
+            client.send(.bind(Bind(sessionID: 1, partition: "n\(index % 18)", clientFileID: 1, downloadedVersion: 0)))
+        }
+        var bound = 0
+        var refused = 0
+        for client in clients {
+            switch try await client.next() {
+            case .download: bound += 1
+            case .error(let error) where error.code == .permissionDenied: refused += 1
+            case let other: Issue.record("unexpected \(other)")
+            }
+        }
+        #expect(try logFiles(in: directory).count == 5)
+        #expect(bound + refused == 20)
+        #expect(bound >= 5 && bound <= 7, "bound \(bound), refused \(refused)")
+        await server.stop()
+        await store.close()
+    }
+
+    @Test("maximumPartitionsInStore with the in-memory store: the cap holds too")
+    func inMemoryCap() async throws {
+        let server = try await SyncServer.embedded(configuration: .init(maximumPartitionsInStore: 1))
+        let client = try await TestClient.welcomed(to: server)
+        _ = try await client.bind(1, partition: "a", clientFileID: 1)
+        client.send(.bind(Bind(sessionID: 2, partition: "b", clientFileID: 1, downloadedVersion: 0)))
+        #expect(try await client.nextError().code == .permissionDenied)
+        await server.stop()
+    }
+
+    @Test(
+        "a read-only key (read: pattern) may bind a partition that exists but not create one, and its uploads are permissionDenied"
+    )
+    func readOnlyKeyCannotCreate() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("creation-\(UUID())").path
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let store = try FilePartitionStore(directory: directory)
+        let keys: [String: Set<String>] = ["reader": ["read:shared/*"], "writer": ["shared/*"]]
+        let server = try await SyncServer.embedded(
+            configuration: .init(store: store, authentication: .apiKeys(keys)))
+        let reader = try await TestClient.welcomed(to: server, credential: .apiKey("reader"))
+        reader.send(.bind(Bind(sessionID: 1, partition: "shared/x", clientFileID: 1, downloadedVersion: 0)))
+        let refused = try await reader.nextError()
+        #expect(refused.code == .permissionDenied)
+        #expect(refused.message.contains("create"), "\(refused.message)")
+        #expect(try logFiles(in: directory).isEmpty)
+        // Outside its patterns, as before.
+        reader.send(.bind(Bind(sessionID: 2, partition: "private", clientFileID: 1, downloadedVersion: 0)))
+        #expect(try await reader.nextError().code == .permissionDenied)
+
+        let writer = try await TestClient.welcomed(to: server, credential: .apiKey("writer"))
+        _ = try await writer.bind(1, partition: "shared/x", clientFileID: 2)
+        writer.upload(1, from: 1, [[1, 2, 3]])
+        _ = try await writer.nextDownload()
+        #expect(try logFiles(in: directory).count == 1)
+
+        let entries = try await reader.bind(3, partition: "shared/x", clientFileID: 1).flatMap(\.entries)
+        #expect(entries == [.changeset(serverVersion: 1, data: [1, 2, 3])])
+        reader.upload(3, from: 1, [[9]])
+        let upload = try await reader.nextError()
+        #expect(upload.code == .permissionDenied)
+        #expect(upload.sessionID == 3)
+        #expect(try await server.changesets(in: "shared/x").count == 1)
+        try await reader.expectNothingPending()
+        await server.stop()
+        await store.close()
+    }
+}
