@@ -7,9 +7,11 @@ import SyncStreams
 /// inside a callback scope, so the closure form's per-event scope (a thread-local increment and decrement,
 /// and one more indirect call) would be spent for nothing.
 ///
-/// Cost: the filter below is one more object per subscription, read on every report. With P7's 1,000
-/// subscribers that is one more cache line per delivery, and P7 went from 5.1 to 9.5 ns per delivery when
-/// the filter came in (issue 21 item 9); without any filter it is 5.3 ns. Still far inside P7's 50 ns.
+/// Cost: each subscription's filter state lives in the object its subject callback runs in. The callback
+/// captures only that object, so the object itself is the closure's context (no separate context box), and a
+/// delivery touches the same cache lines as an unfiltered one: the subject's subscriber, this object, the
+/// user's callback. When the filter was a second object beside the callback's context, P7 went from 5.1 to
+/// 9.5 ns per delivery with 1,000 subscribers (one more cache line each); see docs/PERFORMANCE.md.
 ///
 /// Nil (nothing known yet) and stale markers are not delivered. A stale marker may separate two identical
 /// reports: a subscription that delivered the report the marker names skips the next one if it is the
@@ -31,33 +33,42 @@ struct IndefiniteProgressStream: SyncStream {
         onValue: @escaping @Sendable (SyncProgress) -> Void,
         onCompletion: @escaping @Sendable (StreamCompletion<Never>) -> Void
     ) -> SubscriptionToken {
-        let filter = StaleRepeatFilter()
-        return reports.subscribe(
-            onValue: { event in
-                switch event {
-                case .report(let report)?:
-                    if let skip = filter.skipIfEqual {
-                        filter.skipIfEqual = nil
-                        if skip == report { return }
-                    }
-                    filter.hasDelivered = true
-                    onValue(report)
-                case .stale(let after)?:
-                    if filter.hasDelivered { filter.skipIfEqual = after }
-                case nil:
-                    return
-                }
-            },
-            onCompletion: onCompletion)
+        // Capture only `filter`: a closure whose sole capture is one class reference uses it as its
+        // context, so no context box sits between the subject's subscriber and the filter.
+        let filter = StaleRepeatFilter(onValue: onValue)
+        return reports.subscribe(onValue: { filter.receive($0) }, onCompletion: onCompletion)
     }
 
-    /// One subscription's memory of a stale marker: the report to skip if it comes next.
+    /// One subscription: the user's value callback and its memory of a stale marker (the report to skip if
+    /// it comes next).
     private final class StaleRepeatFilter: @unchecked Sendable {
-        // @unchecked Sendable: only touched inside one subscription's callbacks, which the subject
-        // serializes and orders with its lock.
+        // @unchecked Sendable: the mutable state is only touched inside one subscription's callbacks, which
+        // the subject serializes and orders with its lock. `onValue` is immutable and Sendable; a `let`, so
+        // calling it needs no retain.
+        private let onValue: @Sendable (SyncProgress) -> Void
         /// Set once the subscription delivered a report: every stale marker after that names the report
         /// it delivered last (the publisher delivers every queued event, in order).
-        var hasDelivered = false
-        var skipIfEqual: SyncProgress?
+        private var hasDelivered = false
+        private var skipIfEqual: SyncProgress?
+
+        init(onValue: @escaping @Sendable (SyncProgress) -> Void) { self.onValue = onValue }
+
+        @inline(__always)
+        func receive(_ event: ProgressEvent?) {
+            switch event {
+            case .report(let report)?:
+                if _slowPath(skipIfEqual != nil) {
+                    let skip = skipIfEqual
+                    skipIfEqual = nil
+                    if skip == report { return }
+                }
+                if _slowPath(!hasDelivered) { hasDelivered = true }
+                onValue(report)
+            case .stale(let after)?:
+                if hasDelivered { skipIfEqual = after }
+            case nil:
+                return
+            }
+        }
     }
 }
