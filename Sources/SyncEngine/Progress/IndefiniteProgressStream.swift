@@ -41,15 +41,29 @@ struct IndefiniteProgressStream: SyncStream {
 
     /// One subscription: the user's value callback and its memory of a stale marker (the report to skip if
     /// it comes next).
+    ///
+    /// Layout matters here (P7): a report reads `onValue` and `memory`, declared first so they sit in the
+    /// object's first bytes, next to each other; the report to skip, read only after a stale marker, comes
+    /// after them.
     private final class StaleRepeatFilter: @unchecked Sendable {
         // @unchecked Sendable: the mutable state is only touched inside one subscription's callbacks, which
         // the subject serializes and orders with its lock. `onValue` is immutable and Sendable; a `let`, so
         // calling it needs no retain.
         private let onValue: @Sendable (SyncProgress) -> Void
-        /// Set once the subscription delivered a report: every stale marker after that names the report
-        /// it delivered last (the publisher delivers every queued event, in order).
-        private var hasDelivered = false
+        private var memory = Memory.nothingDelivered
+        /// The report to skip if it comes next; meaningful in `.skipPending` only.
         private var skipIfEqual: SyncProgress?
+
+        private enum Memory: UInt8 {
+            /// No report delivered yet: a stale marker names a report this subscription never saw.
+            case nothingDelivered
+            /// A report was delivered: every stale marker after that names the report it delivered last (the
+            /// publisher delivers every queued event, in order).
+            case delivered
+            /// A stale marker came after a delivered report: the next report is skipped if it is
+            /// `skipIfEqual`.
+            case skipPending
+        }
 
         init(onValue: @escaping @Sendable (SyncProgress) -> Void) { self.onValue = onValue }
 
@@ -57,15 +71,17 @@ struct IndefiniteProgressStream: SyncStream {
         func receive(_ event: ProgressEvent?) {
             switch event {
             case .report(let report)?:
-                if _slowPath(skipIfEqual != nil) {
-                    let skip = skipIfEqual
+                if _slowPath(memory != .delivered) {
+                    let skip = memory == .skipPending ? skipIfEqual : nil
+                    memory = .delivered
                     skipIfEqual = nil
                     if skip == report { return }
                 }
-                if _slowPath(!hasDelivered) { hasDelivered = true }
                 onValue(report)
             case .stale(let after)?:
-                if hasDelivered { skipIfEqual = after }
+                guard memory != .nothingDelivered else { return }
+                memory = .skipPending
+                skipIfEqual = after
             case nil:
                 return
             }
