@@ -7,11 +7,16 @@ import SyncStreams
 /// inside a callback scope, so the closure form's per-event scope (a thread-local increment and decrement,
 /// and one more indirect call) would be spent for nothing.
 ///
-/// Cost: each subscription's filter state lives in the object its subject callback runs in. The callback
-/// captures only that object, so the object itself is the closure's context (no separate context box), and a
-/// delivery touches the same cache lines as an unfiltered one: the subject's subscriber, this object, the
-/// user's callback. When the filter was a second object beside the callback's context, P7 went from 5.1 to
-/// 9.5 ns per delivery with 1,000 subscribers (one more cache line each); see docs/PERFORMANCE.md.
+/// Cost (P7, 1,000 subscribers): a delivery touches the subject's subscriber, this subscription's filter
+/// object and the user's callback, nothing more:
+/// - The subject callback captures only the filter object, so that object is the closure's context (no
+///   separate context box).
+/// - The type is generic over `Output` (always `SyncProgress`, see `init`) so that `subscribe` takes
+///   `onValue` at the abstraction `SyncStream` passes it in (the value passed indirectly). With
+///   `Output = SyncProgress` fixed, the conformance wrapped every subscriber's callback in a reabstraction
+///   thunk whose context is one more heap object per subscription, read on every delivery; in the profile
+///   that thunk was the hottest symbol. Specialized (as `ProgressNotifier` uses it), `report as! Output`
+///   is a no-op.
 ///
 /// Nil (nothing known yet) and stale markers are not delivered. A stale marker may separate two identical
 /// reports: a subscription that delivered the report the marker names skips the next one if it is the
@@ -23,14 +28,17 @@ import SyncStreams
 /// early:         50                                    60
 /// during stale:                              50        60
 /// ```
-struct IndefiniteProgressStream: SyncStream {
-    typealias Output = SyncProgress
+struct IndefiniteProgressStream<Output: Sendable>: SyncStream {
     typealias Failure = Never
 
     let reports: CurrentValueSubject<ProgressEvent?, Never>
 
+    init(reports: CurrentValueSubject<ProgressEvent?, Never>) where Output == SyncProgress {
+        self.reports = reports
+    }
+
     func subscribe(
-        onValue: @escaping @Sendable (SyncProgress) -> Void,
+        onValue: @escaping @Sendable (Output) -> Void,
         onCompletion: @escaping @Sendable (StreamCompletion<Never>) -> Void
     ) -> SubscriptionToken {
         // Capture only `filter`: a closure whose sole capture is one class reference uses it as its
@@ -49,7 +57,7 @@ struct IndefiniteProgressStream: SyncStream {
         // @unchecked Sendable: the mutable state is only touched inside one subscription's callbacks, which
         // the subject serializes and orders with its lock. `onValue` is immutable and Sendable; a `let`, so
         // calling it needs no retain.
-        private let onValue: @Sendable (SyncProgress) -> Void
+        private let onValue: @Sendable (Output) -> Void
         private var memory = Memory.nothingDelivered
         /// The report to skip if it comes next; meaningful in `.skipPending` only.
         private var skipIfEqual: SyncProgress?
@@ -65,7 +73,7 @@ struct IndefiniteProgressStream: SyncStream {
             case skipPending
         }
 
-        init(onValue: @escaping @Sendable (SyncProgress) -> Void) { self.onValue = onValue }
+        init(onValue: @escaping @Sendable (Output) -> Void) { self.onValue = onValue }
 
         @inline(__always)
         func receive(_ event: ProgressEvent?) {
@@ -77,7 +85,8 @@ struct IndefiniteProgressStream: SyncStream {
                     skipIfEqual = nil
                     if skip == report { return }
                 }
-                onValue(report)
+                // Output is SyncProgress (the only initializer requires it): a no-op once specialized.
+                onValue(report as! Output)
             case .stale(let after)?:
                 guard memory != .nothingDelivered else { return }
                 memory = .skipPending
