@@ -11,24 +11,49 @@ struct ForwardingStateMachine<Output, Failure: Error> {
 
     @usableFromInline typealias Action = OperatorAction<Output, Failure, Effect>
 
-    @usableFromInline var isTerminated = false
+    /// Exhaustive: an upstream event after the upstream's completion is a broken contract and traps with a
+    /// message instead of being dropped silently.
+    @usableFromInline
+    enum Phase {
+        /// Passing events.
+        case active
+        /// The completion passed: the upstream sends nothing more.
+        case completed
+        /// The subscriber invalidated: events already on their way are dropped.
+        case cancelled
+    }
+
+    @usableFromInline var phase = Phase.active
 
     @inlinable
     init() {}
 
     @inlinable
-    mutating func valueReceived(_ value: Output) -> Action { isTerminated ? .none : .emit(value) }
+    mutating func valueReceived(_ value: Output) -> Action {
+        switch phase {
+        case .active: return .emit(value)
+        case .cancelled: return .none
+        case .completed:
+            preconditionFailure("observe(on:)/subscribe(on:): the upstream sent a value after its completion")
+        }
+    }
 
     @inlinable
     mutating func completed(_ completion: StreamCompletion<Failure>) -> Action {
-        guard !isTerminated else { return .none }
-        isTerminated = true
-        return OperatorAction(completion: completion)
+        switch phase {
+        case .active:
+            phase = .completed
+            return OperatorAction(completion: completion)
+        case .cancelled:
+            return .none
+        case .completed:
+            preconditionFailure("observe(on:)/subscribe(on:): the upstream completed twice")
+        }
     }
 
     @inlinable
     mutating func cancelled() -> Effect {
-        isTerminated = true
+        phase = .cancelled
         return .endUpstream
     }
 }

@@ -10,10 +10,25 @@ import Testing
         #expect(step1.value == 1)
         let step2 = machine.completed(.finished)
         #expect(step2.completion == .finished)
-        let step3 = machine.completed(.finished)
-        #expect(step3.completion == nil)
-        let step4 = machine.valueReceived(2)
-        #expect(step4.value == nil)
+    }
+
+    // Events no phase can receive break the stream contract: they trap with a message instead of being
+    // dropped silently.
+
+    @Test func aValueAfterTheCompletionTraps() async {
+        await #expect(processExitsWith: .failure) {
+            var machine = ForwardingStateMachine<Int, MarbleError>()
+            _ = machine.completed(.finished)
+            _ = machine.valueReceived(2)
+        }
+    }
+
+    @Test func aSecondCompletionTraps() async {
+        await #expect(processExitsWith: .failure) {
+            var machine = ForwardingStateMachine<Int, MarbleError>()
+            _ = machine.completed(.finished)
+            _ = machine.completed(.failure(MarbleError()))
+        }
     }
 
     @Test func cancellationStopsEverythingAndEndsTheUpstream() {

@@ -11,10 +11,18 @@ struct CatchStateMachine<Output, UpstreamFailure: Error, Failure: Error> {
 
     typealias Action = OperatorAction<Output, Failure, Effect>
 
+    /// Exhaustive: every event is handled in every phase, and an event no phase can receive (the
+    /// upstream's after it failed, the replacement's before it was asked for or after it completed) is a
+    /// broken stream contract, not a silent no-op.
     private enum Phase {
+        /// Passing the upstream's events.
         case upstream
+        /// The upstream failed: passing the replacement's events.
         case replacement
-        case terminated
+        /// One of them completed the output: nothing more can come from the one that did.
+        case completed
+        /// The subscriber invalidated: events already on their way are dropped.
+        case cancelled
     }
 
     private var phase = Phase.upstream
@@ -22,15 +30,22 @@ struct CatchStateMachine<Output, UpstreamFailure: Error, Failure: Error> {
     init() {}
 
     mutating func upstreamValue(_ value: Output) -> Action {
-        guard case .upstream = phase else { return .none }
-        return .emit(value)
+        switch phase {
+        case .upstream: return .emit(value)
+        case .cancelled: return .none
+        case .replacement, .completed: preconditionFailure("catch: the upstream sent a value after its completion")
+        }
     }
 
     mutating func upstreamCompleted(_ completion: StreamCompletion<UpstreamFailure>) -> Action {
-        guard case .upstream = phase else { return .none }
+        switch phase {
+        case .upstream: break
+        case .cancelled: return .none
+        case .replacement, .completed: preconditionFailure("catch: the upstream completed twice")
+        }
         switch completion {
         case .finished:
-            phase = .terminated
+            phase = .completed
             return OperatorAction(completion: .finished)
         case .failure(let error):
             phase = .replacement
@@ -39,18 +54,27 @@ struct CatchStateMachine<Output, UpstreamFailure: Error, Failure: Error> {
     }
 
     mutating func replacementValue(_ value: Output) -> Action {
-        guard case .replacement = phase else { return .none }
-        return .emit(value)
+        switch phase {
+        case .replacement: return .emit(value)
+        case .cancelled: return .none
+        case .upstream: preconditionFailure("catch: a replacement value before the upstream failed")
+        case .completed: preconditionFailure("catch: the replacement sent a value after its completion")
+        }
     }
 
     mutating func replacementCompleted(_ completion: StreamCompletion<Failure>) -> Action {
-        guard case .replacement = phase else { return .none }
-        phase = .terminated
-        return OperatorAction(completion: completion)
+        switch phase {
+        case .replacement:
+            phase = .completed
+            return OperatorAction(completion: completion)
+        case .cancelled: return .none
+        case .upstream: preconditionFailure("catch: a replacement completion before the upstream failed")
+        case .completed: preconditionFailure("catch: the replacement completed twice")
+        }
     }
 
     mutating func cancelled() -> Effect {
-        phase = .terminated
+        phase = .cancelled
         return .endAll
     }
 }

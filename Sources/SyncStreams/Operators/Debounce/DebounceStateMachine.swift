@@ -3,8 +3,19 @@
 struct DebounceStateMachine<Value, Failure: Error> {
     typealias Action = OperatorAction<Value, Failure, TimedEffect<Value>>
 
+    /// Exhaustive: an upstream event after the upstream's completion is a broken contract and traps with a
+    /// message instead of being dropped silently.
+    private enum Phase {
+        /// Passing events; `pending` holds the value waiting for the timer.
+        case active
+        /// The upstream completed: it sends nothing more.
+        case completed
+        /// The subscriber invalidated: events already on their way are dropped.
+        case cancelled
+    }
+
     private var pending: Value?
-    private var isTerminated = false
+    private var phase = Phase.active
     var timer = OperatorTimer()
     private let interval: Duration
 
@@ -12,7 +23,11 @@ struct DebounceStateMachine<Value, Failure: Error> {
 
     /// A value arrived: it replaces the pending one (released outside the lock) and restarts the timer.
     mutating func valueReceived(_ value: Value) -> Action {
-        guard !isTerminated else { return .none }
+        switch phase {
+        case .active: break
+        case .cancelled: return .none
+        case .completed: preconditionFailure("debounce: the upstream sent a value after its completion")
+        }
         let replaced = pending
         pending = value
         var effect = TimedEffect<Value>(discarded: replaced)
@@ -22,20 +37,25 @@ struct DebounceStateMachine<Value, Failure: Error> {
 
     /// The timer fired (`epoch` tells which): the pending value goes out.
     mutating func timerFired(epoch: UInt64) -> Action {
-        guard timer.fire(epoch: epoch), !isTerminated, let value = pending.take() else { return .none }
+        // Ending stops the timer, so a current timer means the phase is `.active`.
+        guard timer.fire(epoch: epoch), let value = pending.take() else { return .none }
         return .emit(value)
     }
 
     /// The upstream completed: the pending value, if any, then the completion; the timer stops.
     mutating func completed(_ completion: StreamCompletion<Failure>) -> Action {
-        guard !isTerminated else { return .none }
-        isTerminated = true
+        switch phase {
+        case .active: break
+        case .cancelled: return .none
+        case .completed: preconditionFailure("debounce: the upstream completed twice")
+        }
+        phase = .completed
         return OperatorAction(value: pending.take(), completion: completion, effect: .cancel(timer.stop()))
     }
 
     /// The subscriber invalidated: the pending value is dropped, the timer stops, the upstream ends.
     mutating func cancelled() -> TimedEffect<Value> {
-        isTerminated = true
+        phase = .cancelled
         return TimedEffect(cancelTimer: timer.stop(), discarded: pending.take(), endsUpstream: true)
     }
 }

@@ -31,12 +31,19 @@ struct RateStateMachine<Progress: TransferProgress, Failure: Error>: TimedOperat
         var timerIsArmed = false
     }
 
+    /// Exhaustive: an upstream event after the upstream's completion, or a current timer with no
+    /// measurement, is a broken contract and traps with a message instead of being dropped silently.
     private enum State {
         /// No value yet.
         case waiting
         case measuring(Measurement)
-        /// Completed or cancelled.
-        case terminated
+        /// The upstream completed: it sends nothing more.
+        case completed
+        /// The subscriber invalidated: events already on their way are dropped.
+        case cancelled
+        /// Only inside `valueReceived` and `timerFired`, while the measurement is taken out to be changed
+        /// (so it is the only reference to its samples: no copy on append).
+        case updating
     }
 
     private var state = State.waiting
@@ -54,9 +61,13 @@ struct RateStateMachine<Progress: TransferProgress, Failure: Error>: TimedOperat
             measurement = Measurement(samples: [])
         case .measuring(let current):
             measurement = current
-            state = .terminated  // so `measurement` is the only reference to the samples (no copy on append)
-        case .terminated:
+            state = .updating  // so `measurement` is the only reference to the samples (no copy on append)
+        case .cancelled:
             return .none
+        case .completed:
+            preconditionFailure("rate: the upstream sent a value after its completion")
+        case .updating:
+            preconditionFailure("rate: an event inside another event's step")
         }
         let newest = measurement.samples.last
         // `now` can lag the newest sample's time by a hair when two values race on different threads.
@@ -82,8 +93,12 @@ struct RateStateMachine<Progress: TransferProgress, Failure: Error>: TimedOperat
     /// it waits for the rest; at or after it nothing moved for a whole window, so the rate at `now` (0)
     /// goes out.
     mutating func timerFired(epoch: UInt64, at now: StreamInstant) -> Action {
-        guard timer.fire(epoch: epoch), case .measuring(var measurement) = state else { return .none }
-        state = .terminated  // see valueReceived
+        guard timer.fire(epoch: epoch) else { return .none }
+        // Only a measurement arms the timer, and ending stops it.
+        guard case .measuring(var measurement) = state else {
+            preconditionFailure("rate: a current timer fired with no measurement (state \(state))")
+        }
+        state = .updating  // see valueReceived
         measurement.timerIsArmed = false
         var action = Action.none
         if let deadline = measurement.stallDeadline {
@@ -104,16 +119,20 @@ struct RateStateMachine<Progress: TransferProgress, Failure: Error>: TimedOperat
     mutating func completed(_ completion: StreamCompletion<Failure>, at _: StreamInstant) -> Action {
         switch state {
         case .waiting, .measuring:
-            state = .terminated
+            state = .completed
             return OperatorAction(completion: completion, effect: .cancel(timer.stop()))
-        case .terminated:
+        case .cancelled:
             return .none
+        case .completed:
+            preconditionFailure("rate: the upstream completed twice")
+        case .updating:
+            preconditionFailure("rate: an event inside another event's step")
         }
     }
 
     /// The subscriber invalidated.
     mutating func cancelled() -> TimedEffect<Never> {
-        state = .terminated
+        state = .cancelled
         return TimedEffect(cancelTimer: timer.stop(), endsUpstream: true)
     }
 

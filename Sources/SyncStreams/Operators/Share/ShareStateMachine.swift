@@ -17,23 +17,33 @@ struct ShareStateMachine<Output, Failure: Error> {
 
     typealias Action = OperatorAction<Output, Failure, Effect>
 
+    /// Where the connection is. Exhaustive: an upstream event after the upstream's completion, or a
+    /// subscriber leaving that never joined, is a broken contract and traps with a message instead of
+    /// being dropped silently.
+    enum Phase: Equatable {
+        /// Connected: upstream events pass.
+        case live
+        /// The upstream completed: the connection delivers nothing more, and late subscribers receive the
+        /// replay and the completion.
+        case completed
+        /// The last subscriber left before the upstream completed: the upstream subscription was ended (its
+        /// events already on their way are dropped), and nobody joins any more.
+        case abandoned
+    }
+
     private var replay = FIFO<Output>()
     private let replayCount: Int
     private var subscriberCount = 0
-    /// The upstream completed: the connection delivers nothing more, and late subscribers receive the
-    /// replay and the completion.
-    private(set) var isCompleted = false
-    /// The last subscriber left before the upstream completed: the upstream subscription was ended.
-    private(set) var isAbandoned = false
+    private(set) var phase = Phase.live
     /// No more upstream events are accepted.
-    var isOver: Bool { isCompleted || isAbandoned }
+    var isOver: Bool { phase != .live }
 
     init(replayCount: Int) { self.replayCount = replayCount }
 
     /// A subscriber wants to join: whether it may (the connection was not abandoned; a completed one is
     /// joined, for its replay and completion); counts it.
     mutating func join() -> Bool {
-        guard !isAbandoned else { return false }
+        guard phase != .abandoned else { return false }
         subscriberCount += 1
         return true
     }
@@ -42,7 +52,11 @@ struct ShareStateMachine<Output, Failure: Error> {
     var replayedValues: [Output] { replay.elements }
 
     mutating func valueReceived(_ value: Output) -> Action {
-        guard !isOver else { return .none }
+        switch phase {
+        case .live: break
+        case .abandoned: return .none
+        case .completed: preconditionFailure("share: the upstream sent a value after its completion")
+        }
         var evicted: Output?
         if replayCount > 0 {
             replay.append(value)
@@ -52,16 +66,23 @@ struct ShareStateMachine<Output, Failure: Error> {
     }
 
     mutating func completed(_ completion: StreamCompletion<Failure>) -> Action {
-        guard !isOver else { return .none }
-        isCompleted = true
-        return OperatorAction(completion: completion)
+        switch phase {
+        case .live:
+            phase = .completed
+            return OperatorAction(completion: completion)
+        case .abandoned:
+            return .none
+        case .completed:
+            preconditionFailure("share: the upstream completed twice")
+        }
     }
 
-    /// A subscriber left: the last one ends the connection.
+    /// A subscriber left: the last one ends a live connection.
     mutating func left() -> Effect? {
+        precondition(subscriberCount > 0, "share: a subscriber left a connection it never joined")
         subscriberCount -= 1
-        guard subscriberCount == 0, !isOver else { return nil }
-        isAbandoned = true
+        guard subscriberCount == 0, phase == .live else { return nil }
+        phase = .abandoned
         return .endUpstream
     }
 }

@@ -3,13 +3,19 @@
 struct ThrottleStateMachine<Value, Failure: Error> {
     typealias Action = OperatorAction<Value, Failure, TimedEffect<Value>>
 
+    /// Exhaustive: an event no state can receive (an upstream event after the upstream's completion, a
+    /// current timer when no window is open) is a broken contract and traps with a message instead of
+    /// being dropped silently.
     private enum State {
         case quiet
         case window(held: Value?)
         /// The upstream completed while a value was held: both go out when the window ends (so no two
         /// values leave within one interval).
         case finishing(held: Value, completion: StreamCompletion<Failure>)
-        case terminated
+        /// The completion went out (the upstream completed): the upstream sends nothing more.
+        case completed
+        /// The subscriber invalidated: events already on their way are dropped.
+        case cancelled
     }
 
     private var state = State.quiet
@@ -33,8 +39,10 @@ struct ThrottleStateMachine<Value, Failure: Error> {
             guard keepsLatest || held == nil else { return OperatorAction(effect: .discard(value)) }
             state = .window(held: value)
             return OperatorAction(effect: .discard(held))
-        case .finishing, .terminated:
+        case .cancelled:
             return .none
+        case .finishing, .completed:
+            preconditionFailure("throttle: the upstream sent a value after its completion")
         }
     }
 
@@ -50,10 +58,11 @@ struct ThrottleStateMachine<Value, Failure: Error> {
             state = .quiet
             return .none
         case .finishing(let held, let completion):
-            state = .terminated
+            state = .completed
             return OperatorAction(value: held, completion: completion)
-        case .quiet, .terminated:
-            return .none
+        case .quiet, .completed, .cancelled:
+            // Only an open window arms the timer; its firing disarms it, and ending stops it.
+            preconditionFailure("throttle: a current timer fired with no window open")
         }
     }
 
@@ -65,10 +74,12 @@ struct ThrottleStateMachine<Value, Failure: Error> {
             state = .finishing(held: held, completion: completion)
             return .none
         case .quiet, .window(nil):
-            state = .terminated
+            state = .completed
             return OperatorAction(completion: completion, effect: .cancel(timer.stop()))
-        case .finishing, .terminated:
+        case .cancelled:
             return .none
+        case .finishing, .completed:
+            preconditionFailure("throttle: the upstream completed twice")
         }
     }
 
@@ -78,9 +89,9 @@ struct ThrottleStateMachine<Value, Failure: Error> {
         switch state {
         case .window(let value): held = value
         case .finishing(let value, _): held = value
-        case .quiet, .terminated: held = nil
+        case .quiet, .completed, .cancelled: held = nil
         }
-        state = .terminated
+        state = .cancelled
         return TimedEffect(cancelTimer: timer.stop(), discarded: held, endsUpstream: true)
     }
 

@@ -8,9 +8,22 @@ struct TimeoutStateMachine<Value, Failure: Error>: TimedOperatorStateMachine {
 
     typealias Action = OperatorAction<Value, Failure, TimedEffect<Value>>
 
-    /// Where the stream is: passing events; timed out, its completion being made outside the lock (by
-    /// user code, so not under it); ended.
-    enum Phase { case active, timingOut, ended }
+    /// Where the stream is. Exhaustive: an event no phase can receive (an upstream event after the
+    /// upstream's completion, a second timeout completion, a current timer after the timer stopped) is a
+    /// broken contract and traps with a message instead of being dropped silently.
+    enum Phase {
+        /// Passing events; the timer runs.
+        case active
+        /// Timed out: its completion is being made outside the lock (by user code, so not under it); the
+        /// upstream is being ended, so its events may still arrive and are dropped.
+        case timingOut
+        /// The timeout's completion went out; upstream events already on their way are dropped.
+        case timedOut
+        /// The upstream completed: it sends nothing more.
+        case upstreamCompleted
+        /// The subscriber invalidated: events already on their way are dropped.
+        case cancelled
+    }
 
     private var deadline: StreamInstant
     private(set) var phase = Phase.active
@@ -32,23 +45,40 @@ struct TimeoutStateMachine<Value, Failure: Error>: TimedOperatorStateMachine {
 
     /// A value arrived at `now`: it passes and pushes the deadline back.
     mutating func valueReceived(_ value: Value, at now: StreamInstant) -> Action {
-        guard phase == .active else { return .none }
-        deadline = now + interval
-        return .emit(value)
+        switch phase {
+        case .active:
+            deadline = now + interval
+            return .emit(value)
+        case .timingOut, .timedOut, .cancelled:
+            return .none
+        case .upstreamCompleted:
+            preconditionFailure("timeout: the upstream sent a value after its completion")
+        }
     }
 
     /// The upstream completed: it passes; the timer stops.
     mutating func completed(_ completion: StreamCompletion<Failure>, at _: StreamInstant = .zero) -> Action {
-        guard phase == .active else { return .none }
-        phase = .ended
-        return OperatorAction(completion: completion, effect: .cancel(timer.stop()))
+        switch phase {
+        case .active:
+            phase = .upstreamCompleted
+            return OperatorAction(completion: completion, effect: .cancel(timer.stop()))
+        case .timingOut, .timedOut, .cancelled:
+            return .none
+        case .upstreamCompleted:
+            preconditionFailure("timeout: the upstream completed twice")
+        }
     }
 
     /// The timer fired at `now` (`epoch` tells which): the stream times out if the deadline has passed
     /// (nothing passes any more; the completion is made outside the lock and comes back through
-    /// `completionComputed`), else the timer waits for the remaining time.
+    /// `completionComputed`), else the timer waits for the remaining time. A timer that is no longer
+    /// current (stopped or replaced) does nothing.
     mutating func timerFired(epoch: UInt64, at now: StreamInstant) -> Action {
-        guard timer.fire(epoch: epoch), phase == .active else { return .none }
+        guard timer.fire(epoch: epoch) else { return .none }
+        guard case .active = phase else {
+            // Every way out of `.active` stops the timer, so no timer is current any more.
+            preconditionFailure("timeout: the timer fired after it was stopped (phase \(phase))")
+        }
         guard now >= deadline else { return OperatorAction(effect: .start(timer.restart(), after: deadline - now)) }
         phase = .timingOut
         return OperatorAction(
@@ -60,14 +90,20 @@ struct TimeoutStateMachine<Value, Failure: Error>: TimedOperatorStateMachine {
 
     /// The timeout's completion, made outside the lock: emitted unless the subscriber left meanwhile.
     mutating func completionComputed(_ completion: StreamCompletion<Failure>) -> Action {
-        guard phase == .timingOut else { return .none }
-        phase = .ended
-        return OperatorAction(completion: completion)
+        switch phase {
+        case .timingOut:
+            phase = .timedOut
+            return OperatorAction(completion: completion)
+        case .cancelled:
+            return .none
+        case .active, .upstreamCompleted, .timedOut:
+            preconditionFailure("timeout: a timeout completion without a timeout pending (phase \(phase))")
+        }
     }
 
     /// The subscriber invalidated.
     mutating func cancelled() -> TimedEffect<Value> {
-        phase = .ended
+        phase = .cancelled
         return TimedEffect(cancelTimer: timer.stop(), endsUpstream: true)
     }
 }

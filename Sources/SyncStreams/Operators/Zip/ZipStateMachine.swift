@@ -13,8 +13,25 @@ struct ZipStateMachine<Buffers, Output, Failure: Error>: MultiInputStateMachine 
     private var buffers: Buffers
     /// The buffers as they were at the start (empty), kept to replace them with when the zip ends.
     private let emptyBuffers: Buffers
+    /// Exhaustive: an event of an input after that input's completion is a broken contract and traps with
+    /// a message instead of being dropped silently. After the output ended, the other inputs' events on
+    /// their way (they are being cancelled) are dropped.
+    private enum Phase {
+        case active
+        /// The output completed (an input failed, or a finished input's buffer was used up).
+        case completed
+        /// The subscriber invalidated.
+        case cancelled
+    }
+
     private var isFinished: [Bool]
-    private(set) var isTerminated = false
+    private var phase = Phase.active
+    var isTerminated: Bool {
+        switch phase {
+        case .active: false
+        case .completed, .cancelled: true
+        }
+    }
     private let isReady: (Buffers) -> Bool
     private let take: (inout Buffers) -> Output
     private let isBufferEmpty: (Buffers, Int) -> Bool
@@ -40,29 +57,37 @@ struct ZipStateMachine<Buffers, Output, Failure: Error>: MultiInputStateMachine 
 
     /// Input `index` emitted; `store` appends the value to its buffer.
     mutating func valueReceived(_ index: Int, _ store: (inout Buffers) -> Void) -> Action {
-        guard !isTerminated else { return .none }
+        precondition(!isFinished[index], "zip: input \(index) sent a value after its completion")
+        switch phase {
+        case .active: break
+        case .completed, .cancelled: return .none
+        }
         store(&buffers)
         guard isReady(buffers) else { return .none }
         let combined = take(&buffers)
         guard hasExhaustedFinishedInput else { return .emit(combined) }
-        isTerminated = true
+        phase = .completed
         return OperatorAction(value: combined, completion: .finished, effect: .cancelInputs)
     }
 
     /// Input `index` completed.
     mutating func completed(_ index: Int, _ completion: StreamCompletion<Failure>) -> Action {
-        guard !isTerminated else { return .none }
+        precondition(!isFinished[index], "zip: input \(index) completed twice")
+        isFinished[index] = true
+        switch phase {
+        case .active: break
+        case .completed, .cancelled: return .none
+        }
         if case .finished = completion {
-            isFinished[index] = true
             guard isBufferEmpty(buffers, index) else { return .none }
         }
-        isTerminated = true
+        phase = .completed
         return OperatorAction(completion: completion, effect: .cancelInputs)
     }
 
     /// The subscriber invalidated.
     mutating func cancelled() -> MultiInputEffect? {
-        isTerminated = true
+        phase = .cancelled
         return .cancelInputs
     }
 

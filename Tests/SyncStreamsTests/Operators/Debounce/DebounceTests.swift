@@ -101,7 +101,16 @@ import Testing
         let completion = machine.completed(.finished)
         #expect(completion.value == 3 && completion.completion == .finished)
         #expect(completion.effect?.cancelTimer != nil)
-        #expect(machine.valueReceived(4).value == nil && machine.valueReceived(4).effect == nil)
+    }
+
+    @Test func stateMachineTrapsOnAValueAfterTheCompletion() async {
+        // An event no phase can receive breaks the stream contract: it traps with a message instead of
+        // being dropped silently.
+        await #expect(processExitsWith: .failure) {
+            var machine = DebounceStateMachine<Int, Never>(interval: .seconds(1))
+            _ = machine.completed(.finished)
+            _ = machine.valueReceived(4)
+        }
     }
 
     @Test func stateMachineCancellationDropsThePendingValueAndEndsTheUpstream() {
@@ -110,5 +119,7 @@ import Testing
         let effect = machine.cancelled()
         #expect(effect.discarded == 1 && effect.endsUpstream)
         #expect(machine.timerFired(epoch: 1).value == nil)
+        #expect(machine.valueReceived(2).effect == nil, "a value on its way when the subscriber left is dropped")
+        #expect(machine.completed(.finished).completion == nil)
     }
 }

@@ -51,4 +51,26 @@ import Testing
         let completion = machine.completed(.finished, at: at(2))
         #expect(completion.completion == nil, "the completion jumped the queue")
     }
+
+    // Events no phase can receive break the stream contract: they trap with a message instead of being
+    // dropped silently.
+
+    @Test func stateMachineTrapsOnAValueAfterTheCompletion() async {
+        await #expect(processExitsWith: .failure) {
+            var machine = DelayStateMachine<Int, MarbleError>(interval: .seconds(2))
+            _ = machine.completed(.finished, at: .zero)
+            _ = machine.valueReceived(1, at: .zero)
+        }
+    }
+
+    @Test func stateMachineDropsEventsOnTheirWayWhenTheSubscriberLeft() {
+        var machine = DelayStateMachine<Int, MarbleError>(interval: .seconds(2))
+        let first = machine.valueReceived(1, at: .zero)
+        let effect = machine.cancelled()
+        #expect(effect.discarded?.count == 1, "the waiting value is released outside the lock")
+        #expect(machine.valueReceived(2, at: .zero).effect == nil)
+        #expect(machine.completed(.finished, at: .zero).effect == nil)
+        let fired = machine.timerFired(epoch: first.effect?.startTimer?.request.epoch ?? 0, at: .zero)
+        #expect(fired.value == nil, "the stopped timer does nothing")
+    }
 }

@@ -158,4 +158,24 @@ import Testing
         #expect(rate == TransferRate(bytesPerSecond: 500, estimatedTimeRemaining: .milliseconds(2_200)))
         #expect(samples.map(\.transferred) == [400, 900], "samples before the baseline are dropped")
     }
+
+    @Test func stateMachineTrapsOnAValueAfterTheCompletion() async {
+        // An event no state can receive breaks the stream contract: it traps with a message instead of
+        // being dropped silently.
+        await #expect(processExitsWith: .failure) {
+            var machine = RateStateMachine<Progress, Never>(window: .seconds(1))
+            _ = machine.valueReceived(Progress(0, of: 10), at: .zero)
+            _ = machine.completed(.finished, at: .zero)
+            _ = machine.valueReceived(Progress(5, of: 10), at: .zero)
+        }
+    }
+
+    @Test func stateMachineDropsAValueOnItsWayWhenTheSubscriberLeft() {
+        var machine = RateStateMachine<Progress, Never>(window: .seconds(1))
+        _ = machine.valueReceived(Progress(0, of: 10), at: .zero)
+        _ = machine.cancelled()
+        let late = machine.valueReceived(Progress(5, of: 10), at: .zero)
+        #expect(late.value == nil && late.effect == nil)
+        #expect(machine.completed(.finished, at: .zero).completion == nil)
+    }
 }

@@ -27,7 +27,9 @@ import Testing
         let step6 = machine.left()
         #expect(step6 == nil)
         if case .endUpstream? = machine.left() {} else { Issue.record("the upstream was not ended") }
-        #expect(machine.isOver)
+        #expect(machine.phase == .abandoned)
+        let late = machine.valueReceived(9)
+        #expect(late.value == nil, "an upstream value on its way when the connection was abandoned")
         let step7 = machine.join()
         #expect(!step7, "joined an ended connection")
     }
@@ -38,13 +40,31 @@ import Testing
         _ = machine.valueReceived(1)
         let step8 = machine.completed(.failure(MarbleError()))
         #expect(step8.completion == .failure(MarbleError()))
-        let step9 = machine.valueReceived(2)
-        #expect(step9.value == nil)
+        #expect(machine.phase == .completed)
         let step10 = machine.left()
         #expect(step10 == nil, "an ended connection is ended again")
         let lateJoin = machine.join()
         #expect(lateJoin, "a late subscriber must join the completed connection, not reconnect")
         #expect(machine.replayedValues == [1])
         #expect(machine.left() == nil)
+    }
+
+    // Events no phase can receive break the stream contract: they trap with a message instead of being
+    // dropped silently.
+
+    @Test func anUpstreamValueAfterItsCompletionTraps() async {
+        await #expect(processExitsWith: .failure) {
+            var machine = ShareStateMachine<Int, MarbleError>(replayCount: 1)
+            _ = machine.join()
+            _ = machine.completed(.finished)
+            _ = machine.valueReceived(2)
+        }
+    }
+
+    @Test func leavingAConnectionNeverJoinedTraps() async {
+        await #expect(processExitsWith: .failure) {
+            var machine = ShareStateMachine<Int, MarbleError>(replayCount: 1)
+            _ = machine.left()
+        }
     }
 }

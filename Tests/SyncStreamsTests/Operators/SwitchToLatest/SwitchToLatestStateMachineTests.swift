@@ -65,4 +65,40 @@ import Testing
         _ = machine.innerArrived(5)
         if case .endAll(inner: 5?) = machine.cancelled() {} else { Issue.record("not everything ended") }
     }
+
+    // Events no state can receive break the stream contract: they trap with a message instead of being
+    // dropped silently.
+
+    @Test func anOuterValueAfterTheOuterFinishedTraps() async {
+        await #expect(processExitsWith: .failure) {
+            var machine = SwitchToLatestStateMachine<String, MarbleError, Int>()
+            _ = machine.innerArrived(1)
+            _ = machine.outerCompleted(.finished)
+            _ = machine.innerArrived(2)
+        }
+    }
+
+    @Test func aValueOfTheCurrentInnerAfterItFinishedTraps() async {
+        await #expect(processExitsWith: .failure) {
+            var machine = SwitchToLatestStateMachine<String, MarbleError, Int>()
+            _ = machine.innerArrived(1)
+            _ = machine.innerCompleted(1, .finished)
+            _ = machine.innerValue(1, "late")
+        }
+    }
+
+    @Test func afterTheCurrentInnerFinishedTheNextOneIsSubscribedAndTheOuterStillLive() {
+        var machine = Machine()
+        _ = machine.innerArrived(1)
+        let step = machine.innerCompleted(1, .finished)
+        #expect(step.completion == nil)
+        if case .endInner(1)? = step.effect {} else { Issue.record("the finished inner's link not handed out") }
+        guard case .subscribeInner(2, 2, nil)? = machine.innerArrived(2).effect else {
+            Issue.record("the next inner was not subscribed")
+            return
+        }
+        let end = machine.outerCompleted(.finished)
+        #expect(end.completion == nil, "finished while the second inner is live")
+        #expect(machine.innerValue(2, "b").value == "b")
+    }
 }

@@ -128,7 +128,36 @@ import Testing
         #expect(machine.timer.store(ScheduledWork {}, epoch: fourth.effect?.startTimer?.request.epoch ?? 0) == nil)
         let completion = machine.completed(.finished)
         #expect(completion.value == nil && completion.completion == .finished && completion.effect?.cancelTimer != nil)
-        #expect(machine.completed(.finished).completion == nil, "completed twice")
+    }
+
+    // Events no state can receive break the stream contract: they trap with a message instead of being
+    // dropped silently.
+
+    @Test func stateMachineTrapsOnASecondCompletion() async {
+        await #expect(processExitsWith: .failure) {
+            var machine = ThrottleStateMachine<Int, Never>(interval: .seconds(1), latest: true)
+            _ = machine.completed(.finished)
+            _ = machine.completed(.finished)
+        }
+    }
+
+    @Test func stateMachineTrapsOnAValueAfterTheCompletionItHolds() async {
+        await #expect(processExitsWith: .failure) {
+            var machine = ThrottleStateMachine<Int, Never>(interval: .seconds(1), latest: true)
+            _ = machine.valueReceived(1)
+            _ = machine.valueReceived(2)
+            _ = machine.completed(.finished)
+            _ = machine.valueReceived(3)
+        }
+    }
+
+    @Test func stateMachineDropsEventsOnTheirWayWhenTheSubscriberLeft() {
+        var machine = ThrottleStateMachine<Int, Never>(interval: .seconds(1), latest: true)
+        _ = machine.valueReceived(1)
+        _ = machine.cancelled()
+        #expect(machine.valueReceived(2).value == nil)
+        #expect(machine.completed(.finished).completion == nil)
+        #expect(machine.timerFired(epoch: 1).value == nil, "the stopped timer does nothing")
     }
 
     @Test func stateMachineDeliversTheHeldValueThenTheCompletionWhenTheWindowEnds() {

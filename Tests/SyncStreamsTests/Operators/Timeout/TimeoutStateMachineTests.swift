@@ -47,4 +47,38 @@ import Testing
         let step6 = machine.timerFired(epoch: epoch, at: at(10))
         #expect(step6.completion == nil)
     }
+
+    // Events no phase can receive break the stream contract: they trap with a message instead of being
+    // dropped silently.
+
+    @Test func anUpstreamValueAfterItsCompletionTraps() async {
+        await #expect(processExitsWith: .failure) {
+            var machine = TimeoutStateMachine<Int, MarbleError>(start: .zero, interval: .seconds(3)) {
+                .failure(MarbleError())
+            }
+            _ = machine.started()
+            _ = machine.completed(.finished)
+            _ = machine.valueReceived(1, at: .zero)
+        }
+    }
+
+    @Test func aTimeoutCompletionWithoutATimeoutTraps() async {
+        await #expect(processExitsWith: .failure) {
+            var machine = TimeoutStateMachine<Int, MarbleError>(start: .zero, interval: .seconds(3)) {
+                .failure(MarbleError())
+            }
+            _ = machine.started()
+            _ = machine.completionComputed(.finished)
+        }
+    }
+
+    @Test func aCompletionComputedAfterTheSubscriberLeftIsDropped() {
+        var machine = makeMachine()
+        let epoch = machine.started()?.startTimer?.request.epoch ?? 0
+        let timingOut = machine.timerFired(epoch: epoch, at: at(3))
+        #expect(timingOut.effect?.computesCompletion == true)
+        _ = machine.cancelled()
+        let step = machine.completionComputed(.failure(MarbleError()))
+        #expect(step.completion == nil, "the subscriber left while the completion was being made")
+    }
 }

@@ -121,4 +121,21 @@ import Testing
         #expect(last.value == [2, 20] && last.completion == .finished)
         if case .cancelInputs? = last.effect {} else { Issue.record("inputs not cancelled") }
     }
+
+    @Test func stateMachineTrapsOnAValueOfAnInputAfterItsCompletion() async {
+        // An event no state can receive breaks the stream contract: it traps with a message instead of
+        // being dropped silently.
+        await #expect(processExitsWith: .failure) {
+            var machine = ZipStateMachine<[FIFO<Int>], [Int], MarbleError>(
+                buffers: [FIFO(), FIFO()],
+                inputCount: 2,
+                isReady: { $0.allSatisfy { !$0.isEmpty } },
+                take: { buffers in buffers.indices.map { buffers[$0].popFirst()! } },
+                isBufferEmpty: { $0[$1].isEmpty }
+            )
+            _ = machine.valueReceived(0) { $0[0].append(1) }
+            _ = machine.completed(0, .finished)
+            _ = machine.valueReceived(0) { $0[0].append(2) }
+        }
+    }
 }
