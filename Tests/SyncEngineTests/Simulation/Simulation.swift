@@ -426,6 +426,14 @@ final class Simulation {
             for (partition, observer) in app.observers {
                 if observer.session.state.value == .invalid { continue }
                 if observer.changesets.count != logs[partition]?.count ?? 0 { return false }
+                // Holding the whole log is not the end: a session may still be in a client reset (whose old
+                // store already held everything), or waiting out a backoff before it binds again, and its
+                // `.forCurrentlyOutstandingWork` registrations capture the next binding's report. Checking
+                // then reported registrations that "never finished" (finding 11 in docs/RELIABILITY.md: each
+                // such session was still `.disconnected`). So the heal also waits until every session is bound
+                // and its registrations ended; one that never ends makes the heal time out and is reported.
+                if observer.session.connectionState.value != .connected { return false }
+                if observer.outstanding.contains(where: { !$0.finished }) { return false }
             }
         }
         return true
