@@ -167,6 +167,9 @@ extension SessionEngine {
             by: replacement.clientFileID, written: UInt64(replacement.local.count),
             acknowledged: replacement.acknowledgedClientVersion)
         feed.replaceStore(with: replacement.file, restart: details.reason == .historyLost)
+        // A changesets subscriber may be delivering a changeset it read from the old store: it reaches the
+        // subscriber before `didReset` (which tells it the old history is over), never after (finding 12).
+        await feed.settled()
         reportUploadProgress()
         controller.handle(.pendingUploads(store.hasUnacknowledged))
         // The new store was never fully synced: the status forgets the old store's time.
