@@ -207,7 +207,15 @@ final class Simulation {
         for partition in 0..<shape.partitionCount {
             let credentials = SyncCredentials.apiKey("app\(app.index)-user\(partition % app.userCount)")
             do {
-                let session = try await syncApp.login(credentials).openSession(partition: "p\(partition)")
+                // Opened suspended, and resumed once the observer listens: `clientResets` delivers only events
+                // after subscribing, and a session opened active binds at once — a reset the server asks for
+                // then (e.g. of a client file it forgot while the app was down) could announce `willReset`
+                // and `didReset` before the observer subscribed, and the writes it discarded counted as lost
+                // (seed 2085: "write 5 returned but never reached the server", a discarding reset at the
+                // first bind after a restart).
+                let session = try await syncApp.login(credentials).openSession(
+                    partition: "p\(partition)", suspended: true)
+                defer { session.resume() }
                 let (model, index) = (model, app.index)
                 app.observers[partition] = SessionObserver(
                     name: "app\(app.index)#\(app.incarnation)/p\(partition)", partition: partition, session: session,
