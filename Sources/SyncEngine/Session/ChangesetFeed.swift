@@ -28,11 +28,40 @@ final class ChangesetFeed: Sendable {
         var generation = 0
         /// Changes with each replacement by another history of the log: cursors start again from version 0.
         var history = 0
+        /// Deliveries under way (an entry picked, its bytes read, the subscriber's callback not yet returned),
+        /// by the generation they picked their entry from.
+        var inFlight: [Int: Int] = [:]
+        /// `settled()` calls waiting for the deliveries of generations before theirs to end.
+        var settleWaiters: [(generation: Int, continuation: CheckedContinuation<Void, Never>)] = []
+
+        /// Whether a delivery picked from a generation before `generation` is still under way.
+        func delivering(before generation: Int) -> Bool {
+            inFlight.contains { $0.key < generation && $0.value > 0 }
+        }
+
+        /// One delivery picked from `generation` ended; returns the waiters that may go on now.
+        mutating func ended(_ generation: Int) -> [CheckedContinuation<Void, Never>] {
+            inFlight[generation, default: 1] -= 1
+            if inFlight[generation] == 0 { inFlight[generation] = nil }
+            var ready: [CheckedContinuation<Void, Never>] = []
+            var waiting: [(generation: Int, continuation: CheckedContinuation<Void, Never>)] = []
+            for waiter in settleWaiters {
+                if delivering(before: waiter.generation) {
+                    waiting.append(waiter)
+                } else {
+                    ready.append(waiter.continuation)
+                }
+            }
+            settleWaiters = waiting
+            return ready
+        }
     }
 
     private let state: Locked<State>
     private let tick = CurrentValueSubject<Int, Never>(0)
     private let reportError: @Sendable (SyncError) -> Void
+    /// Tests: called on the delivering thread after a changeset's bytes were read, before it is delivered.
+    let beforeDeliveryForTests = Locked<(@Sendable (UInt64) -> Void)?>(nil)
 
     init(file: StoreFile, reportError: @escaping @Sendable (SyncError) -> Void) {
         state = Locked(State(file: file))
@@ -59,12 +88,27 @@ final class ChangesetFeed: Sendable {
         tick.send(tick.value + 1)
     }
 
+    /// Returns once every delivery that picked its changeset before the last `replaceStore` has reached
+    /// its subscriber (the callback returned) or given up. A client reset waits for this between replacing
+    /// the store and announcing `didReset`: a subscriber hears of the old history only before `didReset`.
+    /// Deliveries picked later read the new store. Called from the session's actor.
+    func settled() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let ready = state.withLock { state -> Bool in
+                guard state.delivering(before: state.generation) else { return true }
+                state.settleWaiters.append((state.generation, continuation))
+                return false
+            }
+            if ready { continuation.resume() }
+        }
+    }
+
     /// Ends every subscription (after the changesets it has yet to deliver are dropped): the session shut down.
     func finish() { tick.send(completion: .finished) }
 
     /// The changesets, read and delivered on `executor`.
     func stream(on executor: any StreamExecutor) -> AnySyncStream<Changeset, Never> {
-        AnySyncStream { [state, tick, reportError] onValue, onCompletion in
+        AnySyncStream { [state, tick, reportError, beforeDeliveryForTests] onValue, onCompletion in
             let cursor = Cursor()
             let token = tick.observe(onAny: executor, buffering: .latest).subscribe(
                 onValue: { _ in
@@ -82,9 +126,15 @@ final class ChangesetFeed: Sendable {
                             // Another history: everything of the new log is new to this subscriber.
                             let after = state.history == history ? delivered : 0
                             guard after < end, let next = state.entries.firstIndex(after: after) else { return nil }
+                            // Counted under the same lock as the pick: `settled()` after a replacement sees
+                            // every delivery of the old store that is under way.
+                            state.inFlight[state.generation, default: 0] += 1
                             return (state.entries[next], state.file, state.generation, state.history)
                         }
                         guard let (entry, file, generation, current) = found else { return }
+                        // Ends this delivery's count however it ends (delivered, failed, read again), and wakes
+                        // a reset waiting for it — outside the lock.
+                        defer { for waiter in state.withLock({ $0.ended(generation) }) { waiter.resume() } }
                         if current != history {
                             cursor.history = current
                             cursor.delivered = 0
@@ -105,6 +155,7 @@ final class ChangesetFeed: Sendable {
                                     ?? .storeCorrupted(path: file.path, offset: entry.location.offset))
                             return
                         }
+                        if let hook = beforeDeliveryForTests.withLock({ $0 }) { hook(entry.serverVersion) }
                         cursor.delivered = entry.serverVersion
                         onValue(Changeset(data: Data(data), serverVersion: entry.serverVersion))
                     }

@@ -1,4 +1,5 @@
 import SyncStreams
+import SyncWire
 
 /// What a session knows about its writes' receipts, readable synchronously from any thread: the current
 /// store's client file id, how many changesets it holds and how many the server acknowledged, and what
@@ -94,14 +95,29 @@ final class ReceiptLedger: Sendable {
     }
 
     static let unknownStore = SyncError.invalidArgument(
-        "the receipt names a store this session does not know (another session's, or one a client reset "
-            + "replaced before this launch)")
+        "the receipt names a store this session does not know (another session's, or one replaced by a client "
+            + "reset older than the \(LocalStore.maximumLineage) its store remembers)")
+
+    /// What a discarded write's receipt throws, for a reset because of `reason`.
+    static func discarded(by reason: ClientResetReason) -> SyncError {
+        .clientResetRequired("a client reset (\(reason)) discarded this write")
+    }
 
     private let state: Locked<State>
     private let publisher: OrderedPublisher<PendingWrites>
 
-    init(clientFileID: UInt64, written: UInt64, acknowledged: UInt64, executor: any StreamExecutor) {
-        let initial = State(clientFileID: clientFileID, written: written, acknowledged: acknowledged)
+    /// `lineage`: the resets before this launch, as the store keeps them (`LocalStore.lineage`).
+    init(
+        clientFileID: UInt64, written: UInt64, acknowledged: UInt64, lineage: [ResetLineage] = [],
+        executor: any StreamExecutor
+    ) {
+        var initial = State(clientFileID: clientFileID, written: written, acknowledged: acknowledged)
+        for reset in lineage {
+            initial.replaced[reset.replacedClientFileID] = Replacement(
+                lastIntegrated: reset.lastIntegrated,
+                recoveredInto: reset.recovered ? reset.replacementClientFileID : nil,
+                error: Self.discarded(by: reset.reason))
+        }
         state = Locked(initial)
         publisher = OrderedPublisher(initial.pendingWrites, executor: executor)
     }

@@ -108,9 +108,19 @@ extension SessionEngine {
 
         let path = old.file.path
         let temporary = Self.resetPath(for: path)
+        // The new store remembers this reset (and those before it), so that write receipts from before it
+        // answer the same after a relaunch.
+        let lineage =
+            (old.lineage
+            + [
+                ResetLineage(
+                    replacedClientFileID: old.clientFileID, replacementClientFileID: report.clientFileID,
+                    lastIntegrated: lastIntegrated, recovered: clientReset.mode == .recoverUnsyncedChanges,
+                    reason: details.reason)
+            ]).suffix(LocalStore.maximumLineage)
         let replacement: LocalStore
         do {
-            replacement = try await build(report, at: temporary, finalPath: path)
+            replacement = try await build(report, lineage: Array(lineage), at: temporary, finalPath: path)
         } catch {
             return isClosed ? () : failed(error)
         }
@@ -163,10 +173,13 @@ extension SessionEngine {
         // Write receipts follow their writes: held by the server, recovered as the new client versions, or gone.
         receipts.replaced(
             lastIntegrated: lastIntegrated, recovered: clientReset.mode == .recoverUnsyncedChanges,
-            error: .clientResetRequired("a client reset (\(details.reason)) discarded this write"),
+            error: ReceiptLedger.discarded(by: details.reason),
             by: replacement.clientFileID, written: UInt64(replacement.local.count),
             acknowledged: replacement.acknowledgedClientVersion)
         feed.replaceStore(with: replacement.file, restart: details.reason == .historyLost)
+        // A changesets subscriber may be delivering a changeset it read from the old store: it reaches the
+        // subscriber before `didReset` (which tells it the old history is over), never after (finding 12).
+        await feed.settled()
         reportUploadProgress()
         controller.handle(.pendingUploads(store.hasUnacknowledged))
         // The new store was never fully synced: the status forgets the old store's time.
@@ -215,11 +228,11 @@ extension SessionEngine {
         await reconcile()
     }
 
-    /// Writes the new store at `temporary` (one fsync for the changesets it recovers, after the header's)
-    /// and returns it open and locked. Removes what an interrupted reset left there first; on failure,
-    /// removes what it wrote.
+    /// Writes the new store at `temporary` (one fsync for its `lineage` and the changesets it recovers,
+    /// after the header's) and returns it open and locked. Removes what an interrupted reset left there
+    /// first; on failure, removes what it wrote.
     private func build(
-        _ report: ClientReset, at temporary: String, finalPath: String
+        _ report: ClientReset, lineage: [ResetLineage], at temporary: String, finalPath: String
     ) async throws(SyncError)
         -> LocalStore
     {
@@ -228,8 +241,11 @@ extension SessionEngine {
         let (replacement, _, _) = try await LocalStore.open(
             path: temporary, fileSystem: clientReset.fileSystem, reportedPath: finalPath, newClientFileID: { id })
         do throws(SyncError) {
-            if report.mode == .recoverUnsyncedChanges, !report.unsyncedChanges.isEmpty {
-                let records = report.unsyncedChanges.map { replacement.recordLocal(Array($0.data)) }
+            var records = lineage.map { Record.lineage($0) }
+            if report.mode == .recoverUnsyncedChanges {
+                records += report.unsyncedChanges.map { replacement.recordLocal(Array($0.data)) }
+            }
+            if !records.isEmpty {
                 let (locations, checksums) = try await replacement.file.appendChecksummed(records.map(\.payload))
                 _ = replacement.apply(records, at: locations, bodyChecksums: checksums)
             }

@@ -182,7 +182,7 @@ actor SessionEngine {
         statusTracker = tracker
         receipts = ReceiptLedger(
             clientFileID: store.clientFileID, written: UInt64(store.local.count),
-            acknowledged: store.acknowledgedClientVersion, executor: callbackExecutor)
+            acknowledged: store.acknowledgedClientVersion, lineage: store.lineage, executor: callbackExecutor)
         self.wallClock = wallClock
         self.logger = logger
         self.clientReset = clientReset

@@ -19,6 +19,16 @@ extension SyncSession {
         }
     }
 
+    /// The receipt of the write with `clientVersion` in the store `clientFileID` — e.g. one written before
+    /// the app was relaunched, and before a client reset gave the session's store a new client file id,
+    /// whose client file id and version the app kept; `nil` when the session knows no such store (another
+    /// session's, or one older than the resets its store remembers) or the current store holds no such
+    /// write. The receipt answers as the one `write(_:)` returned: pending, uploaded, or discarded.
+    public func receipt(for clientVersion: UInt64, clientFileID: UInt64) -> WriteReceipt? {
+        guard clientVersion >= 1, engine.receipts.resolve(clientFileID, clientVersion) != .unknown else { return nil }
+        return WriteReceipt(clientVersion: clientVersion, clientFileID: clientFileID, session: self)
+    }
+
     /// The writes not yet acknowledged by the server (the newest client versions of the session's store),
     /// as a state: the current set at once on subscribe (read from the store after a relaunch), then each
     /// change — a write, an acknowledgement, a client reset — on the session's callback executor. Finishes

@@ -8,10 +8,11 @@
 /// - Across reconnects nothing changes: an upload lost with its connection is sent again, and the receipt
 ///   stays pending until then. Across a relaunch, `session.receipt(for:)` recreates a receipt from the
 ///   client version (the answers come from the store); a receipt kept from before answers the same.
-/// - Across a client reset in this process: a changeset the server already held counts as uploaded; one
-///   the reset recovers (`.recoverUnsyncedChanges`) keeps its receipt, which answers for the changeset's
-///   new client version, and completes once that is uploaded; one the reset discards makes `uploaded`
-///   throw `.clientResetRequired`.
+/// - Across a client reset: a changeset the server already held counts as uploaded; one the reset
+///   recovers (`.recoverUnsyncedChanges`) keeps its receipt, which answers for the changeset's new client
+///   version, and completes once that is uploaded; one the reset discards makes `uploaded` throw
+///   `.clientResetRequired`. The store remembers its last 32 resets, so this holds after a relaunch too:
+///   `session.receipt(for:clientFileID:)` recreates a receipt from a store a reset replaced.
 ///
 /// Two receipts are equal when they name the same changeset (client file id and client version), even
 /// when made by different `SyncSession` objects (before and after a relaunch).
@@ -37,8 +38,8 @@ public struct WriteReceipt: Sendable, Hashable, CustomStringConvertible {
     /// - Throws: `.clientResetRequired` when a client reset discarded the changeset; `.sessionInactive` or
     ///   `.sessionInvalid` if the session is, or becomes, inactive (suspended or closed) or invalid before
     ///   the acknowledgement; `.appClosed` once the app closed or the user logged out; `.cancelled` if the
-    ///   awaiting task is cancelled; `.invalidArgument` for a receipt whose store this session no longer
-    ///   knows (one replaced by a client reset before this launch).
+    ///   awaiting task is cancelled; `.invalidArgument` for a receipt whose store this session does not
+    ///   know (another session's, or one replaced by a client reset older than the 32 its store remembers).
     public var uploaded: Void {
         get async throws(SyncError) {
             try await session.waitUntilUploaded(self)

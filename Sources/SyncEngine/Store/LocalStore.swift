@@ -66,6 +66,11 @@ final class LocalStore {
     var downloadedBytes: Int { index.downloadedBytes }
     /// When the session was last fully synced, as durably recorded (`Record.synced`); `nil` if never.
     var lastSyncedAt: Date? { index.lastSyncedAt }
+    /// What the client resets before this store did to the stores they replaced, oldest first (at most
+    /// `maximumLineage`): a write receipt from before a reset and a relaunch is answered from it.
+    var lineage: [ResetLineage] { index.lineage }
+    /// How many resets a store remembers: a receipt from a store replaced longer ago is not known.
+    static let maximumLineage = 32
     /// Unacknowledged local changesets and their bytes (what `SyncStatus.pending` reports for upload).
     var unacknowledgedCount: Int { local.count - Int(acknowledgedClientVersion) }
     var unacknowledgedBytes: Int { max(0, uploadableBytes - uploadedBytes) }
@@ -224,6 +229,18 @@ final class LocalStore {
     }
 }
 
+/// What one client reset did to the store it replaced, durable in the replacement (`Record.lineage`, with
+/// those of the resets before it) so that write receipts answer the same after a relaunch: the replaced
+/// store's client versions up to `lastIntegrated` are held by the server; the others are the replacement's
+/// client versions 1, 2, … when `recovered`, else discarded.
+struct ResetLineage: Sendable, Hashable {
+    let replacedClientFileID: UInt64
+    let replacementClientFileID: UInt64
+    let lastIntegrated: UInt64
+    let recovered: Bool
+    let reason: ClientResetReason
+}
+
 /// A synced changeset in the index: its server version and the record holding its bytes (the `.local`
 /// record for this client's own changesets, the `.downloaded` record for others').
 struct SyncedEntry: Sendable, Hashable {
@@ -242,6 +259,7 @@ struct Index: Sendable {
     var uploadedBytes = 0
     var downloadedBytes = 0
     var lastSyncedAt: Date?
+    var lineage: [ResetLineage] = []
 
     /// Counts one durable record; returns the synced changeset it made known, if any. `bodyChecksum`: the
     /// CRC-32 of a changeset record's bytes when known (a local changeset's digest), else computed here.
@@ -254,6 +272,9 @@ struct Index: Sendable {
             return nil
         case .synced(let date):
             lastSyncedAt = date
+            return nil
+        case .lineage(let reset):
+            lineage.append(reset)
             return nil
         case .local(_, let data):
             local.append(
@@ -329,6 +350,8 @@ enum Record: Equatable, Sendable {
     case history(id: UInt64)
     /// The session was fully synced at this time (`SyncStatus.lastSyncedAt`); the latest one counts.
     case synced(at: Date)
+    /// A client reset that replaced an earlier store of this session (`ResetLineage`).
+    case lineage(ResetLineage)
 
     func encoded() -> [UInt8] {
         var writer = ByteWriter()
@@ -354,6 +377,13 @@ enum Record: Equatable, Sendable {
         case .synced(let date):
             writer.write(UInt8(6))
             writer.write(date.timeIntervalSince1970.bitPattern)
+        case .lineage(let reset):
+            writer.write(UInt8(7))
+            writer.write(reset.replacedClientFileID)
+            writer.write(reset.replacementClientFileID)
+            writer.write(reset.lastIntegrated)
+            writer.write(UInt8(reset.recovered ? 1 : 0))
+            writer.write(reset.reason.rawValue)
         }
         return writer.bytes
     }
@@ -367,6 +397,18 @@ enum Record: Equatable, Sendable {
         case 4: self = .downloaded(serverVersion: try reader.readUInt64(), data: try reader.readBytes())
         case 5: self = .history(id: try reader.readUInt64())
         case 6: self = .synced(at: Date(timeIntervalSince1970: Double(bitPattern: try reader.readUInt64())))
+        case 7:
+            let replaced = try reader.readUInt64()
+            let replacement = try reader.readUInt64()
+            let lastIntegrated = try reader.readUInt64()
+            let recovered = try reader.readUInt8()
+            guard recovered <= 1, let reason = ClientResetReason(rawValue: try reader.readUInt8()) else {
+                throw .invalidValue("a reset lineage record's flags")
+            }
+            self = .lineage(
+                ResetLineage(
+                    replacedClientFileID: replaced, replacementClientFileID: replacement,
+                    lastIntegrated: lastIntegrated, recovered: recovered == 1, reason: reason))
         case let tag: throw .unknownTag("local store record", tag)
         }
         try reader.expectEnd()
@@ -380,7 +422,7 @@ enum Record: Equatable, Sendable {
     /// changeset's bytes as the body (shared, not copied); otherwise the whole encoding as the prefix.
     var payload: RecordPayload {
         switch self {
-        case .header, .acknowledged, .history, .synced:
+        case .header, .acknowledged, .history, .synced, .lineage:
             return RecordPayload(prefix: encoded(), body: [])
         case .local(let version, let data), .downloaded(let version, let data):
             var writer = ByteWriter()
@@ -419,7 +461,7 @@ enum Record: Equatable, Sendable {
     var changesetData: [UInt8]? {
         switch self {
         case .local(_, let data), .downloaded(_, let data): data
-        case .header, .acknowledged, .history, .synced: nil
+        case .header, .acknowledged, .history, .synced, .lineage: nil
         }
     }
 }

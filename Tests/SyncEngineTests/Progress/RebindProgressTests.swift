@@ -41,4 +41,44 @@ struct RebindProgressTests {
         #expect(registration.values.last?.transferredBytes == 1 << 10)
         #expect(registration.values.last?.isTransferComplete == true)
     }
+
+    /// Finding 11 of docs/RELIABILITY.md (seeds 2012, 2903, …): the simulation saw a registration made while
+    /// suspended "never finish" after the heal. The sessions were still resetting or waiting to bind again
+    /// when it checked (the simulation now waits for them); this pins what the engine does: the registration
+    /// captures the report of the binding after the reset, and finishes at 1.0.
+    @Test(
+        "a download registration made while suspended finishes at 1.0 after resuming runs a client reset (client expired)"
+    )
+    func registrationWhileSuspendedAcrossAReset() async throws {
+        let clock = ServerClock()
+        let server = try await forgetfulServer(clock)
+        let a = try await EngineFixture(server: server)
+        let b = try await EngineFixture(server: server)
+        defer {
+            a.directory.remove()
+            b.directory.remove()
+        }
+        let session = try await a.open()
+        let other = try await b.open()
+        try await other.write(payload(1, count: 300))
+        try await other.wait(for: .upload)
+        try await session.wait(for: .download)
+        session.suspend()
+        try await serverNoticed(server, connections: 1)
+        clock.advance(days: 31)
+        try await other.write(payload(2, count: 500))
+        try await other.wait(for: .upload)
+
+        let resets = Collected(session.clientResets)
+        let registration = Collected(session.progress(for: .download, mode: .forCurrentlyOutstandingWork))
+        #expect(registration.values.isEmpty && !registration.isFinished, "captures the next binding's report")
+        session.resume()
+        try await eventually("reset") { resets.values.count == 2 }
+        try await eventually("the registration finished") { registration.isFinished }
+        let last = try #require(registration.values.last)
+        #expect(last.isTransferComplete && last.progressEstimate == 1)
+        #expect(registration.values.map(\.progressEstimate) == registration.values.map(\.progressEstimate).sorted())
+        try await a.app.close()
+        try await b.app.close()
+    }
 }

@@ -242,4 +242,80 @@ struct WriteReceiptTests {
         #expect(!session.isPending(receipts[3]))
         try await scenario.close()
     }
+
+    /// Closes `fixture`'s app and opens a new one on the same directory (a relaunch), with `mode`.
+    private func relaunch(
+        _ fixture: EngineFixture, mode: ClientResetMode, suspended: Bool = false
+    ) async throws -> (EngineFixture, SyncSession) {
+        try await fixture.app.close()
+        let again = try await EngineFixture(
+            server: fixture.server, directory: fixture.directory, configure: { $0.clientResetMode = mode })
+        let session = try await again.app.login(.anonymous).openSession(partition: "p", suspended: suspended)
+        return (again, session)
+    }
+
+    @Test(
+        "relaunch after a discarding reset: a discarded write's receipt throws the reset error, an uploaded one's returns"
+    )
+    func discardingResetIsRememberedAcrossARelaunch() async throws {
+        let (a, b, session, receipts) = try await resetScenario(mode: .discardUnsyncedChanges)
+        defer {
+            a.directory.remove()
+            b.directory.remove()
+        }
+        let resets = Collected(session.clientResets)
+        session.resume()
+        try await eventually("reset") { resets.values.count == 2 }
+        let (relaunched, reopened) = try await relaunch(a, mode: .discardUnsyncedChanges, suspended: true)
+        // What the app kept of each write (its client file id and client version), made a receipt again.
+        let kept = try receipts.map {
+            try #require(reopened.receipt(for: $0.clientVersion, clientFileID: $0.clientFileID))
+        }
+        #expect(kept == receipts)
+        #expect(!reopened.isPending(kept[2]) && !reopened.isPending(kept[3]), "gone: not pending")
+        reopened.resume()
+        guard case .clientResetRequired? = try await AwaitedUpload(kept[3]).finished("the discarded write") else {
+            Issue.record("a write a reset discarded before the relaunch must throw the reset error")
+            return
+        }
+        #expect(try await AwaitedUpload(kept[0]).finished("uploaded before the reset") == nil)
+        #expect(try await AwaitedUpload(kept[1]).finished("uploaded before the reset") == nil)
+        try await relaunched.app.close()
+        try await b.app.close()
+    }
+
+    @Test(
+        "relaunch after a recovering reset, before the recovered writes were uploaded again: pending under their old receipts, complete once uploaded"
+    )
+    func recoveringResetIsRememberedAcrossARelaunch() async throws {
+        let (a, b, session, receipts) = try await resetScenario(mode: .recoverUnsyncedChanges)
+        defer {
+            a.directory.remove()
+            b.directory.remove()
+        }
+        let resets = Collected(session.clientResets)
+        a.transport.faults.dropUploads = true
+        session.resume()
+        try await eventually("reset") { resets.values.count == 2 }
+        #expect(session.isPending(receipts[3]))
+        let (relaunched, reopened) = try await relaunch(a, mode: .recoverUnsyncedChanges, suspended: true)
+        let kept = try receipts.map {
+            try #require(reopened.receipt(for: $0.clientVersion, clientFileID: $0.clientFileID))
+        }
+        #expect(reopened.isPending(kept[2]) && reopened.isPending(kept[3]), "recovered, not uploaded again")
+        #expect(!reopened.isPending(kept[0]))
+        reopened.resume()
+        #expect(try await AwaitedUpload(kept[3]).finished("uploaded again after the relaunch") == nil)
+        #expect(!reopened.isPending(kept[2]) && !reopened.isPending(kept[3]))
+        #expect(try await AwaitedUpload(kept[0]).finished("uploaded before the reset") == nil)
+        #expect(try await relaunched.serverLog() == [1, 2, 12, 3, 4].map { Array(payload(UInt8($0))) })
+        // A second relaunch still knows them (the lineage is carried, not only the last reset's).
+        let (third, again) = try await relaunch(relaunched, mode: .recoverUnsyncedChanges, suspended: true)
+        let last = try #require(again.receipt(for: receipts[3].clientVersion, clientFileID: receipts[3].clientFileID))
+        #expect(!again.isPending(last))
+        again.resume()
+        #expect(try await AwaitedUpload(last).finished("known after a second relaunch") == nil)
+        try await third.app.close()
+        try await b.app.close()
+    }
 }

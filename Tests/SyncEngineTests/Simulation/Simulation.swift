@@ -207,7 +207,15 @@ final class Simulation {
         for partition in 0..<shape.partitionCount {
             let credentials = SyncCredentials.apiKey("app\(app.index)-user\(partition % app.userCount)")
             do {
-                let session = try await syncApp.login(credentials).openSession(partition: "p\(partition)")
+                // Opened suspended, and resumed once the observer listens: `clientResets` delivers only events
+                // after subscribing, and a session opened active binds at once — a reset the server asks for
+                // then (e.g. of a client file it forgot while the app was down) could announce `willReset`
+                // and `didReset` before the observer subscribed, and the writes it discarded counted as lost
+                // (seed 2085: "write 5 returned but never reached the server", a discarding reset at the
+                // first bind after a restart).
+                let session = try await syncApp.login(credentials).openSession(
+                    partition: "p\(partition)", suspended: true)
+                defer { session.resume() }
                 let (model, index) = (model, app.index)
                 app.observers[partition] = SessionObserver(
                     name: "app\(app.index)#\(app.incarnation)/p\(partition)", partition: partition, session: session,
@@ -426,6 +434,14 @@ final class Simulation {
             for (partition, observer) in app.observers {
                 if observer.session.state.value == .invalid { continue }
                 if observer.changesets.count != logs[partition]?.count ?? 0 { return false }
+                // Holding the whole log is not the end: a session may still be in a client reset (whose old
+                // store already held everything), or waiting out a backoff before it binds again, and its
+                // `.forCurrentlyOutstandingWork` registrations capture the next binding's report. Checking
+                // then reported registrations that "never finished" (finding 11 in docs/RELIABILITY.md: each
+                // such session was still `.disconnected`). So the heal also waits until every session is bound
+                // and its registrations ended; one that never ends makes the heal time out and is reported.
+                if observer.session.connectionState.value != .connected { return false }
+                if observer.outstanding.contains(where: { !$0.finished }) { return false }
             }
         }
         return true

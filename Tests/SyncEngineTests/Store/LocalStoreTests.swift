@@ -148,6 +148,10 @@ struct LocalStoreTests {
         let records: [Record] = [
             .header(clientFileID: .max), .local(clientVersion: 1, data: []), .local(clientVersion: 2, data: [1, 2]),
             .acknowledged(serverVersion: 3, clientVersion: 2), .downloaded(serverVersion: 4, data: [5]),
+            .lineage(
+                ResetLineage(
+                    replacedClientFileID: 7, replacementClientFileID: .max, lastIntegrated: 3, recovered: true,
+                    reason: .historyLost)),
         ]
         for record in records {
             #expect(try Record(decoding: record.encoded()) == record)

@@ -1,0 +1,77 @@
+import Dispatch
+import Foundation
+import SyncStreams
+import TestSupport
+import Testing
+
+@testable import SyncEngine
+
+/// Finding 12 of docs/RELIABILITY.md (seeds 2823, 3229, …: "changeset 1 delivered twice" after a
+/// `historyLost` reset right after the app opened): a changesets subscriber's delivery that read a
+/// changeset from the store a client reset then replaced must reach the subscriber before `didReset`,
+/// never after it — a subscriber forgets the old history at `didReset`, so an old changeset arriving later
+/// counts as the new history's, and the new log's version 1 then comes "twice".
+@Suite("Changesets feed and client reset order", .timeLimit(.minutes(5)))
+struct ResetFeedOrderTests {
+    @Test("a changeset read from the old store before a client reset replaced it is delivered before didReset")
+    func deliveryInFlightPrecedesDidReset() async throws {
+        let clock = ServerClock()
+        let server = try await forgetfulServer(clock)
+        // Callbacks run on the thread that causes them (as in the simulation): the feed's replay on the
+        // subscribing thread, the reset's announcement on the engine's.
+        let a = try await EngineFixture(server: server, configure: { $0.callbackExecutor = ImmediateExecutor() })
+        let b = try await EngineFixture(server: server)
+        defer {
+            a.directory.remove()
+            b.directory.remove()
+        }
+        let session = try await a.open()
+        let other = try await b.open()
+        try await other.write(payload(1))
+        try await other.wait(for: .upload)
+        try await session.wait(for: .download)
+        session.suspend()
+        try await serverNoticed(server, connections: 1)
+        clock.advance(days: 31)
+        try await other.write(payload(2))
+        try await other.wait(for: .upload)
+
+        let order = Locked<[String]>([])
+        let didReset = DispatchSemaphore(value: 0)
+        let resetToken = session.clientResets.subscribe(
+            onValue: { event in
+                guard case .didReset = event else { return }
+                order.withLock { $0.append("didReset") }
+                didReset.signal()
+            }, onCompletion: { _ in })
+        defer { resetToken.invalidate() }
+        // The replay of version 1 has read its bytes and holds on, as a slow thread would, until the reset
+        // announced itself (or, when the engine waits for it, for 2 seconds).
+        let reading = Locked(false)
+        session.engine.feed.beforeDeliveryForTests.withLock {
+            $0 = { _ in
+                reading.withLock { $0 = true }
+                _ = didReset.wait(timeout: .now() + .seconds(2))
+                didReset.signal()
+            }
+        }
+        let subscribed = Task {
+            try await offPool("subscribe to the changesets") {
+                session.changesets.subscribe(
+                    onValue: { changeset in order.withLock { $0.append("changeset \(changeset.serverVersion)") } },
+                    onCompletion: { _ in })
+            }
+        }
+        try await eventually("the replay read version 1") { reading.withLock { $0 } }
+        session.engine.feed.beforeDeliveryForTests.withLock { $0 = nil }
+        session.resume()
+        let token = try await subscribed.value
+        defer { token.invalidate() }
+        try await eventually("reset") { order.withLock { $0.contains("didReset") } }
+        let seen = order.withLock { $0 }
+        let delivered = try #require(seen.firstIndex(of: "changeset 1"), "version 1 was delivered: \(seen)")
+        #expect(delivered < seen.firstIndex(of: "didReset")!, "delivered after didReset: \(seen)")
+        try await a.app.close()
+        try await b.app.close()
+    }
+}
