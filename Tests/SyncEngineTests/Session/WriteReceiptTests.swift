@@ -258,7 +258,8 @@ struct WriteReceiptTests {
         "relaunch after a discarding reset: a discarded write's receipt throws the reset error, an uploaded one's returns"
     )
     func discardingResetIsRememberedAcrossARelaunch() async throws {
-        let (a, b, session, receipts) = try await resetScenario(mode: .discardUnsyncedChanges)
+        let scenario = try await ReceiptResetScenario.start(mode: .discardUnsyncedChanges)
+        let (a, b, session, receipts) = (scenario.a, scenario.b, scenario.session, scenario.receipts)
         defer {
             a.directory.remove()
             b.directory.remove()
@@ -288,7 +289,8 @@ struct WriteReceiptTests {
         "relaunch after a recovering reset, before the recovered writes were uploaded again: pending under their old receipts, complete once uploaded"
     )
     func recoveringResetIsRememberedAcrossARelaunch() async throws {
-        let (a, b, session, receipts) = try await resetScenario(mode: .recoverUnsyncedChanges)
+        let scenario = try await ReceiptResetScenario.start(mode: .recoverUnsyncedChanges)
+        let (a, b, session, receipts) = (scenario.a, scenario.b, scenario.session, scenario.receipts)
         defer {
             a.directory.remove()
             b.directory.remove()

@@ -3,6 +3,8 @@ import Testing
 @testable import SyncStreams
 
 @Suite struct RateTests {
+    typealias Progress = RateHarness.Progress
+
     @Test func theDocCommentsMarbleExampleHolds() {
         let harness = RateHarness(window: .seconds(2))
         harness.play([(0, 0), (1, 100), (2, 200), (3, 300), (6, 400)], of: 400)
