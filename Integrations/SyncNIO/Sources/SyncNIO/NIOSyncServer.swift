@@ -47,12 +47,15 @@ public final class NIOSyncServer: Sendable {
     /// Listens on `host:port` (0: a free port) for WebSocket clients of `server` (an embedded
     /// `SyncServer`: its `endpoint` takes the connections), with TLS when `tls` is given, upgrading
     /// requests for `path` only (its query ignored) when one is given. A connection not upgraded within
-    /// `handshakeTimeout`, or upgraded and silent for `idleTimeout`, is closed.
+    /// `handshakeTimeout`, or upgraded and silent for `idleTimeout`, is closed. A request carrying an
+    /// `Origin` header (a browser page) that `originPolicy` refuses is answered `403 Forbidden` without an
+    /// upgrade; the default refuses every page, as `sync-server` does when anonymous (pass `.anyOrigin` for
+    /// a server with API keys, as `sync-server` and `sync-server-nio` do by default).
     ///
     /// - Throws: when the certificate or key cannot be loaded, or the address cannot be bound.
     public static func start(
         serving server: SyncServer, host: String = "127.0.0.1", port: Int = 0, tls: TLSIdentity? = nil,
-        path: String? = nil,
+        path: String? = nil, originPolicy: WebSocketOriginPolicy = .allowList([]),
         maximumMessageBytes: Int = WireProtocol.maximumMessageSize, handshakeTimeout: TimeAmount = .seconds(10),
         idleTimeout: TimeAmount = .seconds(300),
         eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton
@@ -92,7 +95,9 @@ public final class NIOSyncServer: Sendable {
                     let upgrader = NIOWebSocketServerUpgrader(
                         maxFrameSize: maximumMessageBytes, automaticErrorHandling: true,
                         shouldUpgrade: { channel, head in
-                            let accepted = path.map { PlainHTTPHandler.path(of: head.uri) == $0 } ?? true
+                            let accepted =
+                                (path.map { PlainHTTPHandler.path(of: head.uri) == $0 } ?? true)
+                                && originPolicy.allowsRequest(from: head.headers.first(name: "origin"))
                             return channel.eventLoop.makeSucceededFuture(accepted ? HTTPHeaders() : nil)
                         },
                         upgradePipelineHandler: { channel, _ in
@@ -125,7 +130,7 @@ public final class NIOSyncServer: Sendable {
                                 }
                             }
                         ))
-                    try pipeline.addHandler(PlainHTTPHandler(upgradePath: path))
+                    try pipeline.addHandler(PlainHTTPHandler(upgradePath: path, originPolicy: originPolicy))
                 }
             }
         let listener = try await bootstrap.bind(host: host, port: port).get()
@@ -155,35 +160,62 @@ public enum NIOSyncServerError: Error, Sendable, CustomStringConvertible {
     public var description: String { "the server takes no in-process connections" }
 }
 
+extension WebSocketOriginPolicy {
+    /// Whether a request whose `Origin` header is `origin` (`nil`: none, not a browser) may be upgraded:
+    /// the root package's `WebSocketOriginPolicy.allows(origin:)` (internal there), by the same rule.
+    func allowsRequest(from origin: String?) -> Bool {
+        guard let origin else { return true }
+        switch self {
+        case .anyOrigin: return true
+        case .allowList(let origins):
+            let wanted = origin.lowercased()
+            return origins.contains { $0.lowercased() == wanted }
+        }
+    }
+}
+
 /// Answers plain HTTP requests (those that do not upgrade): `GET /healthz` with 200, a path other than
-/// the upgrade path (when there is one) with 404, anything else with 426; then closes.
+/// the upgrade path (when there is one) with 404, a page whose `Origin` the policy refuses with 403,
+/// anything else with 426; then closes.
 final class PlainHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias OutboundOut = HTTPServerResponsePart
 
     private let upgradePath: String?
+    private let originPolicy: WebSocketOriginPolicy
     private var path: String?
+    private var originAllowed = true
 
-    init(upgradePath: String?) { self.upgradePath = upgradePath }
+    init(upgradePath: String?, originPolicy: WebSocketOriginPolicy) {
+        self.upgradePath = upgradePath
+        self.originPolicy = originPolicy
+    }
 
     /// A request target without its query.
     static func path(of target: String) -> Substring { target.prefix { $0 != "?" } }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
-        case .head(let head): path = head.uri
+        case .head(let head):
+            path = head.uri
+            originAllowed = originPolicy.allowsRequest(from: head.headers.first(name: "origin"))
         case .body: break
         case .end:
             let healthy = path == "/healthz"
             let found = healthy || upgradePath.map { Self.path(of: path ?? "") == $0 } ?? true
-            let body = healthy ? "ok\n" : found ? "upgrade to WebSocket to sync\n" : "not found\n"
+            let forbidden = !healthy && found && !originAllowed
+            let body =
+                healthy
+                ? "ok\n"
+                : forbidden ? "web pages may not connect\n" : found ? "upgrade to WebSocket to sync\n" : "not found\n"
             var headers = HTTPHeaders()
             headers.add(name: "Content-Type", value: "text/plain; charset=utf-8")
             headers.add(name: "Content-Length", value: "\(body.utf8.count)")
             headers.add(name: "Connection", value: "close")
-            if !healthy && found { headers.add(name: "Upgrade", value: "websocket") }
-            let head = HTTPResponseHead(
-                version: .http1_1, status: healthy ? .ok : found ? .upgradeRequired : .notFound, headers: headers)
+            if !healthy && found && !forbidden { headers.add(name: "Upgrade", value: "websocket") }
+            let status: HTTPResponseStatus =
+                healthy ? .ok : forbidden ? .forbidden : found ? .upgradeRequired : .notFound
+            let head = HTTPResponseHead(version: .http1_1, status: status, headers: headers)
             context.write(wrapOutboundOut(.head(head)), promise: nil)
             context.write(
                 wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(string: body)))), promise: nil)

@@ -58,6 +58,7 @@ do {
     let server = try await SyncServer.embedded(configuration: configuration)
     frontEnd = try await NIOSyncServer.start(
         serving: server, host: options.host, port: options.port!, tls: tls, path: options.path,
+        originPolicy: options.originPolicy(anonymous: options.apiKeysFile == nil),
         maximumMessageBytes: options.maximumMessageBytes,
         handshakeTimeout: .seconds(options.handshakeTimeout.components.seconds),
         idleTimeout: .seconds(options.idleTimeout.components.seconds))
