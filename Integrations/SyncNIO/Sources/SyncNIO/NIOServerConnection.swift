@@ -20,9 +20,12 @@ final class NIOServerConnection: SyncServerConnection, Sendable {
     }
 
     private let state = NIOLockedValueBox(State())
+    /// Called once `welcome` is sent (the client authenticated).
+    private let welcomed: @Sendable () -> Void
 
-    init(channel: any Channel, highWater: Int, lowWater: Int) {
+    init(channel: any Channel, highWater: Int, lowWater: Int, welcomed: @escaping @Sendable () -> Void = {}) {
         self.channel = channel
+        self.welcomed = welcomed
         self.highWater = highWater
         self.lowWater = lowWater
         (incoming, continuation) = AsyncStream<ClientMessage>.makeStream()
@@ -44,6 +47,7 @@ final class NIOServerConnection: SyncServerConnection, Sendable {
         }
         let frame = WebSocketFrame(fin: true, opcode: .binary, data: ByteBuffer(bytes: bytes))
         channel.writeAndFlush(frame).whenComplete { [self] _ in wrote(count) }
+        if case .welcome = message { welcomed() }
     }
 
     private func wrote(_ count: Int) {

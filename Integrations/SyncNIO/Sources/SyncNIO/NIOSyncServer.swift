@@ -50,14 +50,19 @@ public final class NIOSyncServer: Sendable {
     /// `handshakeTimeout`, or upgraded and silent for `idleTimeout`, is closed. A request carrying an
     /// `Origin` header (a browser page) that `originPolicy` refuses is answered `403 Forbidden` without an
     /// upgrade; the default refuses every page, as `sync-server` does when anonymous (pass `.anyOrigin` for
-    /// a server with API keys, as `sync-server` and `sync-server-nio` do by default).
+    /// a server with API keys, as `sync-server` and `sync-server-nio` do by default). Until the client's
+    /// `hello` is answered with `welcome`, a frame or message larger than
+    /// `maximumUnauthenticatedMessageBytes` is closed with 1009 from its header, nothing behind the
+    /// `hello` is read, and a connection not welcomed within `helloTimeout` (pings do not extend it) is
+    /// closed with 1008, as `sync-server`'s (its default: the API key limit, 1 KiB, plus 1 KiB).
     ///
     /// - Throws: when the certificate or key cannot be loaded, or the address cannot be bound.
     public static func start(
         serving server: SyncServer, host: String = "127.0.0.1", port: Int = 0, tls: TLSIdentity? = nil,
         path: String? = nil, originPolicy: WebSocketOriginPolicy = .allowList([]),
         maximumMessageBytes: Int = WireProtocol.maximumMessageSize, handshakeTimeout: TimeAmount = .seconds(10),
-        idleTimeout: TimeAmount = .seconds(300),
+        idleTimeout: TimeAmount = .seconds(300), helloTimeout: TimeAmount = .seconds(10),
+        maximumUnauthenticatedMessageBytes: Int = 2048,
         eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton
     ) async throws -> NIOSyncServer {
         guard case .inProcess(let acceptor) = server.endpoint.kind else {
@@ -103,9 +108,22 @@ public final class NIOSyncServer: Sendable {
                         upgradePipelineHandler: { channel, _ in
                             channel.eventLoop.makeCompletedFuture {
                                 upgraded.withLockedValue { $0 = true }
-                                let connection = NIOServerConnection(
-                                    channel: channel, highWater: highWater, lowWater: lowWater)
                                 let pipeline = channel.pipeline.syncOperations
+                                // Before `welcome`: a small frame limit, one message read (see HelloGate).
+                                let gate = HelloGate(limit: maximumUnauthenticatedMessageBytes)
+                                let loopGate = NIOLoopBound(gate, eventLoop: channel.eventLoop)
+                                let connection = NIOServerConnection(
+                                    channel: channel, highWater: highWater, lowWater: lowWater,
+                                    welcomed: { channel.eventLoop.execute { loopGate.value.open() } })
+                                gate.refuse = { connection.close(code: .messageTooLarge) }
+                                try pipeline.addHandler(
+                                    gate,
+                                    position: .before(
+                                        try pipeline.handler(type: ByteToMessageHandler<WebSocketFrameDecoder>.self)))
+                                // No `welcome` within the hello timeout, however often the client pings: 1008.
+                                channel.eventLoop.scheduleTask(in: helloTimeout) {
+                                    if loopGate.value.phase != .open { connection.close(code: .policyViolation) }
+                                }
                                 // Silent for the idle timeout (clients ping every 60 s by default): closed.
                                 try pipeline.addHandler(IdleStateHandler(readTimeout: idleTimeout))
                                 try pipeline.addHandler(

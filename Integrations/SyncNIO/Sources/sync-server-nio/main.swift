@@ -61,7 +61,8 @@ do {
         originPolicy: options.originPolicy(anonymous: options.apiKeysFile == nil),
         maximumMessageBytes: options.maximumMessageBytes,
         handshakeTimeout: .seconds(options.handshakeTimeout.components.seconds),
-        idleTimeout: .seconds(options.idleTimeout.components.seconds))
+        idleTimeout: .seconds(options.idleTimeout.components.seconds),
+        maximumUnauthenticatedMessageBytes: configuration.maximumCredentialBytes + 1024)
 } catch {
     await store.close()
     fail("cannot serve on \(options.host):\(options.port!): \(error)", status: 1)
