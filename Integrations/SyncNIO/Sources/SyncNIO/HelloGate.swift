@@ -30,6 +30,8 @@ final class HelloGate: ChannelDuplexHandler, RemovableChannelHandler {
     private let limit: Int
     /// Closes the connection with 1009 (set once the connection exists; cleared when removed).
     var refuse: (() -> Void)?
+    /// Told when a read is withheld because the connection is backlogged (tests count them).
+    var withheldForBacklog: (() -> Void)?
     /// Whether too many received messages wait for the core: reading is paused while `true`.
     var backlogged = false {
         didSet { resumeReadingIfAllowed() }
@@ -49,6 +51,7 @@ final class HelloGate: ChannelDuplexHandler, RemovableChannelHandler {
     func handlerRemoved(context: ChannelHandlerContext) {
         self.context = nil
         refuse = nil
+        withheldForBacklog = nil
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -131,6 +134,7 @@ final class HelloGate: ChannelDuplexHandler, RemovableChannelHandler {
             context.read()
         } else {
             readPending = true
+            if backlogged { withheldForBacklog?() }
         }
     }
 

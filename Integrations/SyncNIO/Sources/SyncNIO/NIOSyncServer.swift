@@ -62,12 +62,29 @@ public final class NIOSyncServer: Sendable {
         path: String? = nil, originPolicy: WebSocketOriginPolicy = .allowList([]),
         maximumMessageBytes: Int = WireProtocol.maximumMessageSize, handshakeTimeout: TimeAmount = .seconds(10),
         idleTimeout: TimeAmount = .seconds(300), helloTimeout: TimeAmount = .seconds(10),
-        maximumUnauthenticatedMessageBytes: Int = 2048,
+        maximumUnauthenticatedMessageBytes: Int = 2048, inboundHighWater: Int = 4 << 20,
         eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton
     ) async throws -> NIOSyncServer {
         guard case .inProcess(let acceptor) = server.endpoint.kind else {
             throw NIOSyncServerError.notAnEmbeddedServer
         }
+        return try await start(
+            serving: server, acceptor: acceptor, host: host, port: port, tls: tls, path: path,
+            originPolicy: originPolicy, maximumMessageBytes: maximumMessageBytes, handshakeTimeout: handshakeTimeout,
+            idleTimeout: idleTimeout, helloTimeout: helloTimeout,
+            maximumUnauthenticatedMessageBytes: maximumUnauthenticatedMessageBytes, inboundHighWater: inboundHighWater,
+            eventLoopGroup: eventLoopGroup)
+    }
+
+    /// `start(serving:…)` handing the connections to `acceptor` (tests: an acceptor that does not read).
+    static func start(
+        serving server: SyncServer, acceptor: any SyncConnectionAcceptor, host: String = "127.0.0.1", port: Int = 0,
+        tls: TLSIdentity? = nil, path: String? = nil, originPolicy: WebSocketOriginPolicy = .allowList([]),
+        maximumMessageBytes: Int = WireProtocol.maximumMessageSize, handshakeTimeout: TimeAmount = .seconds(10),
+        idleTimeout: TimeAmount = .seconds(300), helloTimeout: TimeAmount = .seconds(10),
+        maximumUnauthenticatedMessageBytes: Int = 2048, inboundHighWater: Int = 4 << 20,
+        eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton
+    ) async throws -> NIOSyncServer {
         var sslContext: NIOSSLContext?
         if let tls {
             let chain = try NIOSSLCertificate.fromPEMFile(tls.certificateChainFile).map {
@@ -114,8 +131,20 @@ public final class NIOSyncServer: Sendable {
                                 let loopGate = NIOLoopBound(gate, eventLoop: channel.eventLoop)
                                 let connection = NIOServerConnection(
                                     channel: channel, highWater: highWater, lowWater: lowWater,
-                                    welcomed: { channel.eventLoop.execute { loopGate.value.open() } })
+                                    inboundHighWater: inboundHighWater,
+                                    welcomed: { channel.eventLoop.execute { loopGate.value.open() } },
+                                    backlogChanged: { isBacklogged in
+                                        // Read on the loop: the latest state wins, whatever the order. At
+                                        // once on the loop (a received message), so no second read burst
+                                        // (NIO reads up to 4 × 64 KiB per wake-up) slips in.
+                                        if channel.eventLoop.inEventLoop {
+                                            loopGate.value.backlogged = isBacklogged()
+                                        } else {
+                                            channel.eventLoop.execute { loopGate.value.backlogged = isBacklogged() }
+                                        }
+                                    })
                                 gate.refuse = { connection.close(code: .messageTooLarge) }
+                                gate.withheldForBacklog = { connection.readWithheld() }
                                 try pipeline.addHandler(
                                     gate,
                                     position: .before(

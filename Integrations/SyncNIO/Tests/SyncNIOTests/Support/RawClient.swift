@@ -28,6 +28,12 @@ final class RawClient: Sendable {
         try? await channel.writeAndFlush(ByteBuffer(bytes: bytes)).get()
     }
 
+    /// Queues `bytes` without waiting for them to be written (a server that stops reading never takes
+    /// them all).
+    func write(_ bytes: [UInt8]) {
+        channel.writeAndFlush(ByteBuffer(bytes: bytes), promise: nil)
+    }
+
     /// An HTTP/1.1 WebSocket upgrade request for `/`, with `headers` added.
     func sendUpgrade(headers: [String] = []) async {
         let lines =
