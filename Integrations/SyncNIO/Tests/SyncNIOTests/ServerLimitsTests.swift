@@ -36,7 +36,11 @@ extension ServerLimitsTests {
     /// What `server` answers an upgrade request from a page of `origin` (`nil`: no `Origin` header): the
     /// status line.
     static func statusLine(_ server: NIOSyncServer, origin: String?) async throws -> String {
-        let client = try await RawClient.connect(port: server.port)
+        try await statusLine(port: server.port, origin: origin)
+    }
+
+    static func statusLine(port: Int, origin: String?) async throws -> String {
+        let client = try await RawClient.connect(port: port)
         defer { Task { await client.close() } }
         await client.sendUpgrade(headers: origin.map { ["Origin: \($0)"] } ?? [])
         try await eventually("an answer to the request from \(origin ?? "no origin")", limit: .seconds(20)) {
