@@ -5,9 +5,11 @@ import SyncServer
 
 /// The server's end of one WebSocket connection of `NIOSyncServer`, handed to `SyncServer`'s core.
 final class NIOServerConnection: SyncServerConnection, Sendable {
+    /// The client's messages, taken one at a time from the inbox (so the bytes waiting are known).
     let incoming: AsyncStream<ClientMessage>
-    private let continuation: AsyncStream<ClientMessage>.Continuation
     private let channel: any Channel
+    /// Past this many bytes of received messages not yet taken by the core, the connection is backlogged.
+    private let inboundHighWater: Int
     /// Past this many bytes sent and not yet written to the socket, the client is too slow: closed.
     private let highWater: Int
     /// `writable()` returns once the bytes not yet written are at most this many.
@@ -17,15 +19,94 @@ final class NIOServerConnection: SyncServerConnection, Sendable {
         var queuedBytes = 0
         var closed = false
         var waiters: [CheckedContinuation<Void, Never>] = []
+        /// Received messages (with their sizes) the core has not taken yet.
+        var inbox: [(message: ClientMessage, bytes: Int)] = []
+        var inboxHead = 0
+        var inboundBytes = 0
+        var peakInboundBytes = 0
+        var backlogged = false
+        var readsWithheld = 0
+        /// The core waiting for the next message.
+        var receiver: CheckedContinuation<ClientMessage?, Never>?
     }
 
-    private let state = NIOLockedValueBox(State())
+    private let state: NIOLockedValueBox<State>
+    /// Called when the connection becomes backlogged or stops being so, with a function that tells
+    /// which it is now.
+    private let backlogChanged: @Sendable (_ isBacklogged: @escaping @Sendable () -> Bool) -> Void
+    /// Called once `welcome` is sent (the client authenticated).
+    private let welcomed: @Sendable () -> Void
 
-    init(channel: any Channel, highWater: Int, lowWater: Int) {
+    init(
+        channel: any Channel, highWater: Int, lowWater: Int, inboundHighWater: Int = 4 << 20,
+        welcomed: @escaping @Sendable () -> Void = {},
+        backlogChanged: @escaping @Sendable (_ isBacklogged: @escaping @Sendable () -> Bool) -> Void = { _ in }
+    ) {
         self.channel = channel
+        self.welcomed = welcomed
         self.highWater = highWater
         self.lowWater = lowWater
-        (incoming, continuation) = AsyncStream<ClientMessage>.makeStream()
+        self.inboundHighWater = inboundHighWater
+        self.backlogChanged = backlogChanged
+        let state = NIOLockedValueBox(State())
+        self.state = state
+        // The core's reads resume the socket's once the backlog is half taken.
+        incoming = AsyncStream(
+            unfolding: {
+                let (message, resume) = await Self.next(state, inboundHighWater: inboundHighWater)
+                if resume { backlogChanged { state.withLockedValue { $0.backlogged } } }
+                return message
+            },
+            onCancel: { Self.cancelNext(state) })
+    }
+
+    /// Whether more than `inboundHighWater` bytes of messages wait for the core.
+    var isBacklogged: Bool { state.withLockedValue { $0.backlogged } }
+    /// How often the socket was not read because the connection was backlogged (tests).
+    var readsWithheld: Int { state.withLockedValue { $0.readsWithheld } }
+    /// Counts a read withheld for the backlog (`HelloGate`).
+    func readWithheld() { state.withLockedValue { $0.readsWithheld += 1 } }
+    /// The most bytes of messages that waited for the core at once (tests).
+    var peakInboundBytes: Int { state.withLockedValue { $0.peakInboundBytes } }
+
+    /// The next message for the core: a waiting one, or the next received; `nil` once closed and empty.
+    /// Also whether that take ended the backlog.
+    private static func next(
+        _ state: NIOLockedValueBox<State>, inboundHighWater: Int
+    ) async -> (ClientMessage?, resume: Bool) {
+        var resume = false
+        let message = await withCheckedContinuation { (receiver: CheckedContinuation<ClientMessage?, Never>) in
+            let taken = state.withLockedValue { state -> (message: ClientMessage?, done: Bool) in
+                if state.inboxHead < state.inbox.count {
+                    let (message, bytes) = state.inbox[state.inboxHead]
+                    state.inboxHead += 1
+                    if state.inboxHead == state.inbox.count {
+                        state.inbox.removeAll(keepingCapacity: true)
+                        state.inboxHead = 0
+                    }
+                    state.inboundBytes -= bytes
+                    // Reading resumes once half of the high-water mark was taken.
+                    if state.backlogged && state.inboundBytes <= inboundHighWater / 2 {
+                        state.backlogged = false
+                        resume = true
+                    }
+                    return (message, true)
+                }
+                if state.closed { return (nil, true) }
+                state.receiver = receiver
+                return (nil, false)
+            }
+            if taken.done { receiver.resume(returning: taken.message) }
+        }
+        return (message, resume)
+    }
+
+    private static func cancelNext(_ state: NIOLockedValueBox<State>) {
+        let receiver = state.withLockedValue { state in
+            defer { state.receiver = nil }
+            return state.receiver
+        }
+        receiver?.resume(returning: nil)
     }
 
     func send(_ message: ServerMessage) {
@@ -44,6 +125,7 @@ final class NIOServerConnection: SyncServerConnection, Sendable {
         }
         let frame = WebSocketFrame(fin: true, opcode: .binary, data: ByteBuffer(bytes: bytes))
         channel.writeAndFlush(frame).whenComplete { [self] _ in wrote(count) }
+        if case .welcome = message { welcomed() }
     }
 
     private func wrote(_ count: Int) {
@@ -90,12 +172,32 @@ final class NIOServerConnection: SyncServerConnection, Sendable {
             return (true, state.waiters)
         }
         guard first else { return false }
-        continuation.finish()
+        Self.cancelNext(state)
         for waiter in waiters { waiter.resume() }
         return true
     }
 
-    fileprivate func received(_ message: ClientMessage) { continuation.yield(message) }
+    /// A message of `bytes` bytes from the client, for the core. Returns whether the connection just
+    /// became backlogged.
+    fileprivate func received(_ message: ClientMessage, bytes: Int) -> Bool {
+        let (receiver, nowBacklogged) = state.withLockedValue {
+            state -> (CheckedContinuation<ClientMessage?, Never>?, Bool) in
+            guard !state.closed else { return (nil, false) }
+            if let receiver = state.receiver {
+                state.receiver = nil
+                return (receiver, false)
+            }
+            state.inbox.append((message, bytes))
+            state.inboundBytes += bytes
+            state.peakInboundBytes = max(state.peakInboundBytes, state.inboundBytes)
+            guard !state.backlogged, state.inboundBytes > inboundHighWater else { return (nil, false) }
+            state.backlogged = true
+            return (nil, true)
+        }
+        receiver?.resume(returning: message)
+        if nowBacklogged { backlogChanged { [state] in state.withLockedValue { $0.backlogged } } }
+        return nowBacklogged
+    }
 }
 
 /// The last handler of a server connection after the upgrade: client messages to the core, pings and
@@ -117,7 +219,8 @@ final class ServerFrameHandler: ChannelInboundHandler {
         case .binary:
             let bytes = Array(frame.unmaskedData.readableBytesView)
             do {
-                connection.received(try ClientMessage(decoding: bytes, maximumSize: maximumMessageBytes))
+                let message = try ClientMessage(decoding: bytes, maximumSize: maximumMessageBytes)
+                _ = connection.received(message, bytes: bytes.count)
             } catch {
                 connection.close(code: .dataInconsistentWithMessage)
             }

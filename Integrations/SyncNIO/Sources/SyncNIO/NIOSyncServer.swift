@@ -47,19 +47,44 @@ public final class NIOSyncServer: Sendable {
     /// Listens on `host:port` (0: a free port) for WebSocket clients of `server` (an embedded
     /// `SyncServer`: its `endpoint` takes the connections), with TLS when `tls` is given, upgrading
     /// requests for `path` only (its query ignored) when one is given. A connection not upgraded within
-    /// `handshakeTimeout`, or upgraded and silent for `idleTimeout`, is closed.
+    /// `handshakeTimeout`, or upgraded and silent for `idleTimeout`, is closed. A request carrying an
+    /// `Origin` header (a browser page) that `originPolicy` refuses is answered `403 Forbidden` without an
+    /// upgrade; the default refuses every page, as `sync-server` does when anonymous (pass `.anyOrigin` for
+    /// a server with API keys, as `sync-server` and `sync-server-nio` do by default). Until the client's
+    /// `hello` is answered with `welcome`, a frame or message larger than
+    /// `maximumUnauthenticatedMessageBytes` is closed with 1009 from its header, nothing behind the
+    /// `hello` is read, and a connection not welcomed within `helloTimeout` (pings do not extend it) is
+    /// closed with 1008, as `sync-server`'s (its default: the API key limit, 1 KiB, plus 1 KiB).
     ///
     /// - Throws: when the certificate or key cannot be loaded, or the address cannot be bound.
     public static func start(
         serving server: SyncServer, host: String = "127.0.0.1", port: Int = 0, tls: TLSIdentity? = nil,
-        path: String? = nil,
+        path: String? = nil, originPolicy: WebSocketOriginPolicy = .allowList([]),
         maximumMessageBytes: Int = WireProtocol.maximumMessageSize, handshakeTimeout: TimeAmount = .seconds(10),
-        idleTimeout: TimeAmount = .seconds(300),
+        idleTimeout: TimeAmount = .seconds(300), helloTimeout: TimeAmount = .seconds(10),
+        maximumUnauthenticatedMessageBytes: Int = 2048, inboundHighWater: Int = 4 << 20,
         eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton
     ) async throws -> NIOSyncServer {
         guard case .inProcess(let acceptor) = server.endpoint.kind else {
             throw NIOSyncServerError.notAnEmbeddedServer
         }
+        return try await start(
+            serving: server, acceptor: acceptor, host: host, port: port, tls: tls, path: path,
+            originPolicy: originPolicy, maximumMessageBytes: maximumMessageBytes, handshakeTimeout: handshakeTimeout,
+            idleTimeout: idleTimeout, helloTimeout: helloTimeout,
+            maximumUnauthenticatedMessageBytes: maximumUnauthenticatedMessageBytes, inboundHighWater: inboundHighWater,
+            eventLoopGroup: eventLoopGroup)
+    }
+
+    /// `start(serving:…)` handing the connections to `acceptor` (tests: an acceptor that does not read).
+    static func start(
+        serving server: SyncServer, acceptor: any SyncConnectionAcceptor, host: String = "127.0.0.1", port: Int = 0,
+        tls: TLSIdentity? = nil, path: String? = nil, originPolicy: WebSocketOriginPolicy = .allowList([]),
+        maximumMessageBytes: Int = WireProtocol.maximumMessageSize, handshakeTimeout: TimeAmount = .seconds(10),
+        idleTimeout: TimeAmount = .seconds(300), helloTimeout: TimeAmount = .seconds(10),
+        maximumUnauthenticatedMessageBytes: Int = 2048, inboundHighWater: Int = 4 << 20,
+        eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton
+    ) async throws -> NIOSyncServer {
         var sslContext: NIOSSLContext?
         if let tls {
             let chain = try NIOSSLCertificate.fromPEMFile(tls.certificateChainFile).map {
@@ -92,15 +117,42 @@ public final class NIOSyncServer: Sendable {
                     let upgrader = NIOWebSocketServerUpgrader(
                         maxFrameSize: maximumMessageBytes, automaticErrorHandling: true,
                         shouldUpgrade: { channel, head in
-                            let accepted = path.map { PlainHTTPHandler.path(of: head.uri) == $0 } ?? true
+                            let accepted =
+                                (path.map { PlainHTTPHandler.path(of: head.uri) == $0 } ?? true)
+                                && originPolicy.allowsRequest(from: head.headers.first(name: "origin"))
                             return channel.eventLoop.makeSucceededFuture(accepted ? HTTPHeaders() : nil)
                         },
                         upgradePipelineHandler: { channel, _ in
                             channel.eventLoop.makeCompletedFuture {
                                 upgraded.withLockedValue { $0 = true }
-                                let connection = NIOServerConnection(
-                                    channel: channel, highWater: highWater, lowWater: lowWater)
                                 let pipeline = channel.pipeline.syncOperations
+                                // Before `welcome`: a small frame limit, one message read (see HelloGate).
+                                let gate = HelloGate(limit: maximumUnauthenticatedMessageBytes)
+                                let loopGate = NIOLoopBound(gate, eventLoop: channel.eventLoop)
+                                let connection = NIOServerConnection(
+                                    channel: channel, highWater: highWater, lowWater: lowWater,
+                                    inboundHighWater: inboundHighWater,
+                                    welcomed: { channel.eventLoop.execute { loopGate.value.open() } },
+                                    backlogChanged: { isBacklogged in
+                                        // Read on the loop: the latest state wins, whatever the order. At
+                                        // once on the loop (a received message), so no second read burst
+                                        // (NIO reads up to 4 × 64 KiB per wake-up) slips in.
+                                        if channel.eventLoop.inEventLoop {
+                                            loopGate.value.backlogged = isBacklogged()
+                                        } else {
+                                            channel.eventLoop.execute { loopGate.value.backlogged = isBacklogged() }
+                                        }
+                                    })
+                                gate.refuse = { connection.close(code: .messageTooLarge) }
+                                gate.withheldForBacklog = { connection.readWithheld() }
+                                try pipeline.addHandler(
+                                    gate,
+                                    position: .before(
+                                        try pipeline.handler(type: ByteToMessageHandler<WebSocketFrameDecoder>.self)))
+                                // No `welcome` within the hello timeout, however often the client pings: 1008.
+                                channel.eventLoop.scheduleTask(in: helloTimeout) {
+                                    if loopGate.value.phase != .open { connection.close(code: .policyViolation) }
+                                }
                                 // Silent for the idle timeout (clients ping every 60 s by default): closed.
                                 try pipeline.addHandler(IdleStateHandler(readTimeout: idleTimeout))
                                 try pipeline.addHandler(
@@ -125,7 +177,7 @@ public final class NIOSyncServer: Sendable {
                                 }
                             }
                         ))
-                    try pipeline.addHandler(PlainHTTPHandler(upgradePath: path))
+                    try pipeline.addHandler(PlainHTTPHandler(upgradePath: path, originPolicy: originPolicy))
                 }
             }
         let listener = try await bootstrap.bind(host: host, port: port).get()
@@ -155,35 +207,62 @@ public enum NIOSyncServerError: Error, Sendable, CustomStringConvertible {
     public var description: String { "the server takes no in-process connections" }
 }
 
+extension WebSocketOriginPolicy {
+    /// Whether a request whose `Origin` header is `origin` (`nil`: none, not a browser) may be upgraded:
+    /// the root package's `WebSocketOriginPolicy.allows(origin:)` (internal there), by the same rule.
+    func allowsRequest(from origin: String?) -> Bool {
+        guard let origin else { return true }
+        switch self {
+        case .anyOrigin: return true
+        case .allowList(let origins):
+            let wanted = origin.lowercased()
+            return origins.contains { $0.lowercased() == wanted }
+        }
+    }
+}
+
 /// Answers plain HTTP requests (those that do not upgrade): `GET /healthz` with 200, a path other than
-/// the upgrade path (when there is one) with 404, anything else with 426; then closes.
+/// the upgrade path (when there is one) with 404, a page whose `Origin` the policy refuses with 403,
+/// anything else with 426; then closes.
 final class PlainHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias OutboundOut = HTTPServerResponsePart
 
     private let upgradePath: String?
+    private let originPolicy: WebSocketOriginPolicy
     private var path: String?
+    private var originAllowed = true
 
-    init(upgradePath: String?) { self.upgradePath = upgradePath }
+    init(upgradePath: String?, originPolicy: WebSocketOriginPolicy) {
+        self.upgradePath = upgradePath
+        self.originPolicy = originPolicy
+    }
 
     /// A request target without its query.
     static func path(of target: String) -> Substring { target.prefix { $0 != "?" } }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
-        case .head(let head): path = head.uri
+        case .head(let head):
+            path = head.uri
+            originAllowed = originPolicy.allowsRequest(from: head.headers.first(name: "origin"))
         case .body: break
         case .end:
             let healthy = path == "/healthz"
             let found = healthy || upgradePath.map { Self.path(of: path ?? "") == $0 } ?? true
-            let body = healthy ? "ok\n" : found ? "upgrade to WebSocket to sync\n" : "not found\n"
+            let forbidden = !healthy && found && !originAllowed
+            let body =
+                healthy
+                ? "ok\n"
+                : forbidden ? "web pages may not connect\n" : found ? "upgrade to WebSocket to sync\n" : "not found\n"
             var headers = HTTPHeaders()
             headers.add(name: "Content-Type", value: "text/plain; charset=utf-8")
             headers.add(name: "Content-Length", value: "\(body.utf8.count)")
             headers.add(name: "Connection", value: "close")
-            if !healthy && found { headers.add(name: "Upgrade", value: "websocket") }
-            let head = HTTPResponseHead(
-                version: .http1_1, status: healthy ? .ok : found ? .upgradeRequired : .notFound, headers: headers)
+            if !healthy && found && !forbidden { headers.add(name: "Upgrade", value: "websocket") }
+            let status: HTTPResponseStatus =
+                healthy ? .ok : forbidden ? .forbidden : found ? .upgradeRequired : .notFound
+            let head = HTTPResponseHead(version: .http1_1, status: status, headers: headers)
             context.write(wrapOutboundOut(.head(head)), promise: nil)
             context.write(
                 wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(string: body)))), promise: nil)

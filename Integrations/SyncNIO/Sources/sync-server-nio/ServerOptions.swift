@@ -19,6 +19,8 @@ struct ServerOptions {
     var path: String?
     var idleTimeout: Duration = .seconds(300)
     var handshakeTimeout: Duration = .seconds(10)
+    /// `--allow-origin` values, in order (`*`: any origin).
+    var allowedOrigins: [String] = []
     var showHelp = false
 
     struct UsageError: Error, CustomStringConvertible {
@@ -52,6 +54,9 @@ struct ServerOptions {
           --idle-timeout DURATION   drop a connection silent for this long, 10s…1d (default: 300s)
           --handshake-timeout DURATION
                                     time for TLS and the opening handshake, 1s…300s (default: 10s)
+          --allow-origin ORIGIN     let web pages of ORIGIN (e.g. https://app.example.com) connect;
+                                    repeatable, * for any page (default: none when anonymous, any
+                                    with --api-keys); other pages get 403
           --help                    show this help
 
         GET /healthz answers 200; other plain HTTP requests 426. On start it prints one line with its
@@ -59,6 +64,13 @@ struct ServerOptions {
         code 1001 and exits 0.
         exit status: 0 after a clean stop; 1 when it cannot start; 64 on bad usage.
         """
+
+    /// The origin policy: `--allow-origin`'s, or `sync-server`'s default (no browser page on an anonymous
+    /// server, every page with API keys, which pages must still present).
+    func originPolicy(anonymous: Bool) -> WebSocketOriginPolicy {
+        if allowedOrigins.isEmpty { return anonymous ? .allowList([]) : .anyOrigin }
+        return allowedOrigins.contains("*") ? .anyOrigin : .allowList(Set(allowedOrigins))
+    }
 
     static func parse(_ arguments: [String]) throws(UsageError) -> ServerOptions {
         var options = ServerOptions()
@@ -114,6 +126,7 @@ struct ServerOptions {
             case "--handshake-timeout":
                 options.handshakeTimeout = try duration(
                     argument, try value(for: argument), .seconds(1) ... .seconds(300))
+            case "--allow-origin": options.allowedOrigins.append(try value(for: argument))
             case "--help", "-h": options.showHelp = true
             default: throw UsageError(message: "unknown argument \(argument)")
             }

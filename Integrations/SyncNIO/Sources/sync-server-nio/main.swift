@@ -58,9 +58,11 @@ do {
     let server = try await SyncServer.embedded(configuration: configuration)
     frontEnd = try await NIOSyncServer.start(
         serving: server, host: options.host, port: options.port!, tls: tls, path: options.path,
+        originPolicy: options.originPolicy(anonymous: options.apiKeysFile == nil),
         maximumMessageBytes: options.maximumMessageBytes,
         handshakeTimeout: .seconds(options.handshakeTimeout.components.seconds),
-        idleTimeout: .seconds(options.idleTimeout.components.seconds))
+        idleTimeout: .seconds(options.idleTimeout.components.seconds),
+        maximumUnauthenticatedMessageBytes: configuration.maximumCredentialBytes + 1024)
 } catch {
     await store.close()
     fail("cannot serve on \(options.host):\(options.port!): \(error)", status: 1)

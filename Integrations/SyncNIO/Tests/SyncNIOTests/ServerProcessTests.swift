@@ -43,6 +43,29 @@ struct ServerProcessTests {
         data.remove()
     }
 
+    @Test func anAnonymousServerRefusesBrowserPagesUnlessAllowedByAllowOrigin() async throws {
+        let data = TemporaryDirectory()
+        let strict = try ServerProcess(["--port", "0", "--data", data.url.path])
+        let strictPort = try await strict.port()
+        #expect(
+            try await ServerLimitsTests.statusLine(port: strictPort, origin: "https://app.example.com")
+                .hasPrefix("HTTP/1.1 403"))
+        #expect(try await ServerLimitsTests.statusLine(port: strictPort, origin: nil).hasPrefix("HTTP/1.1 101"))
+        #expect(try await strict.stop(SIGTERM) == 0)
+        let allowing = try ServerProcess([
+            "--port", "0", "--data", data.url.path, "--allow-origin", "https://app.example.com",
+        ])
+        let port = try await allowing.port()
+        #expect(
+            try await ServerLimitsTests.statusLine(port: port, origin: "https://app.example.com")
+                .hasPrefix("HTTP/1.1 101"))
+        #expect(
+            try await ServerLimitsTests.statusLine(port: port, origin: "https://evil.example").hasPrefix("HTTP/1.1 403")
+        )
+        #expect(try await allowing.stop(SIGTERM) == 0)
+        data.remove()
+    }
+
     @Test func aCertificateWithoutAKeyIsAUsageError() async throws {
         let server = try ServerProcess(["--port", "0", "--data", "/tmp/unused", "--tls-cert", "cert.pem"])
         #expect(try await server.waitForExit() == 64)

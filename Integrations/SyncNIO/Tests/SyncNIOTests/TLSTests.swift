@@ -38,7 +38,7 @@ struct TLSTests {
     }
 
     /// Connects an app to a server with `identity`, trusting `trustRoots`, and checks that the session
-    /// fails fatally with `certificateRejected`, long before the connect timeout, after one attempt.
+    /// fails fatally with `certificateRejected`, long before the connect timeout, on its first attempt.
     private func expectCertificateRejected(
         server identity: (certificate: String, key: String), trustRoots: TrustRoots,
         _ sourceLocation: SourceLocation = #_sourceLocation
@@ -51,12 +51,21 @@ struct TLSTests {
             try await eventually("the session to fail fatally", limit: .seconds(20)) {
                 app.session.state.value == .invalid
             }
+            // No sleep-and-count: a session is `.invalid` only after a fatal error, and that state is
+            // final (no reconnect is scheduled for it: the root package's virtual-time test
+            // `ConnectionManagementTests.rejectedCertificateIsFatal` proves that part). So the claim here
+            // is that the first attempt's failure was already fatal: one attempt when the session became
+            // `.invalid` (a non-fatal error is retried 20 ms later and never makes it `.invalid`), the
+            // status closed for good by `certificateRejected`, and no `connectionFailed` reported.
+            #expect(transport.connections == 1, "connection attempts", sourceLocation: sourceLocation)
             try await eventually("the certificate error to be reported", limit: .seconds(20)) {
                 !app.certificateErrors.isEmpty
             }
-            // Reconnecting is 20 ms away after a non-fatal error: had it been one, attempts would follow.
-            try await Task.sleep(for: .milliseconds(300))
-            #expect(transport.connections == 1, "connection attempts", sourceLocation: sourceLocation)
+            try await eventually("the status to show the session closed by certificateRejected") {
+                let status = app.session.status.value
+                guard case .certificateRejected = status.lastError else { return false }
+                return status.offlineReason == .closed
+            }
             #expect(app.certificateErrors.count == 1, "\(app.errors.values.prefix(3))", sourceLocation: sourceLocation)
             #expect(
                 !app.errors.values.contains { if case .connectionFailed = $0.error { true } else { false } },
