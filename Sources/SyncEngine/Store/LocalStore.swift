@@ -59,6 +59,8 @@ final class LocalStore {
     private var reservedHistoryID: UInt64?
     /// The highest server version held (downloaded or acknowledged) in the file.
     var downloadedVersion: UInt64 { index.downloadedVersion }
+    /// The CRC-32 of the changeset held at `downloadedVersion` (`Bind.downloadedDigest`); `nil` when none is.
+    var downloadedDigest: UInt32? { index.downloadedDigest }
     /// Bytes of local changesets, all and acknowledged.
     var uploadableBytes: Int { index.uploadableBytes }
     var uploadedBytes: Int { index.uploadedBytes }
@@ -93,6 +95,7 @@ final class LocalStore {
             await file.close()
             throw failure
         }
+        builder.finish()
         if builder.index.clientFileID == nil {
             let id = newClientFileID()
             let header = Record.header(clientFileID: id).payload
@@ -235,13 +238,20 @@ struct Index: Sendable {
     var historyID: UInt64?
     var acknowledgedClientVersion: UInt64 = 0
     var downloadedVersion: UInt64 = 0
+    /// The CRC-32 of the changeset at `downloadedVersion` (its own or downloaded); `nil` when none is held,
+    /// or while an opening store's builder has not computed it yet (`IndexBuilder.finish`).
+    var downloadedDigest: UInt32?
     var uploadableBytes = 0
     var uploadedBytes = 0
     var downloadedBytes = 0
     var lastSyncedAt: Date?
 
-    /// Counts one durable record; returns the synced changeset it made known, if any.
-    mutating func apply(_ record: Record, at location: RecordLocation) -> SyncedEntry? {
+    /// Counts one durable record; returns the synced changeset it made known, if any. Without
+    /// `digestingDownloads` a downloaded changeset that becomes the last one held leaves `downloadedDigest`
+    /// `nil` (an opening store digests only the last one, once).
+    mutating func apply(
+        _ record: Record, at location: RecordLocation, digestingDownloads: Bool = true
+    ) -> SyncedEntry? {
         switch record {
         case .header:
             return nil
@@ -264,10 +274,16 @@ struct Index: Sendable {
             local[index].serverVersion = serverVersion
             acknowledgedClientVersion = max(acknowledgedClientVersion, clientVersion)
             uploadedBytes += local[index].byteCount
-            downloadedVersion = max(downloadedVersion, serverVersion)
+            if serverVersion >= downloadedVersion {
+                downloadedVersion = serverVersion
+                downloadedDigest = local[index].digest
+            }
             return SyncedEntry(serverVersion: serverVersion, location: local[index].location)
         case .downloaded(let serverVersion, let data):
-            downloadedVersion = max(downloadedVersion, serverVersion)
+            if serverVersion >= downloadedVersion {
+                downloadedVersion = serverVersion
+                downloadedDigest = digestingDownloads ? CRC32.checksum(data) : nil
+            }
             downloadedBytes += data.count
             return SyncedEntry(serverVersion: serverVersion, location: location)
         }
@@ -285,6 +301,9 @@ private final class IndexBuilder: @unchecked Sendable {
     /// The first record that is not what a store holds: the open fails with it.
     var failure: SyncError?
     private var isFirst = true
+    /// The bytes of the downloaded changeset at the index's `downloadedVersion`, until `finish` digests them
+    /// (one changeset, only while the store opens: digesting every downloaded one would read them twice).
+    private var lastDownloaded: [UInt8]?
 
     init(path: String) { self.path = path }
 
@@ -310,7 +329,24 @@ private final class IndexBuilder: @unchecked Sendable {
             failure = .storeCorrupted(path: path, offset: location.offset)
             return
         }
-        if let entry = index.apply(record, at: location) { synced.append(entry) }
+        if let entry = index.apply(record, at: location, digestingDownloads: false) { synced.append(entry) }
+        switch record {
+        case .downloaded(let serverVersion, let data) where serverVersion == index.downloadedVersion:
+            lastDownloaded = data
+        case .acknowledged(let serverVersion, _) where serverVersion == index.downloadedVersion:
+            lastDownloaded = nil
+        default:
+            break
+        }
+    }
+
+    /// Digests the last downloaded changeset, if it is the one at the index's `downloadedVersion`. Called once,
+    /// after the last `add`.
+    func finish() {
+        if let lastDownloaded, index.downloadedDigest == nil, index.downloadedVersion > 0 {
+            index.downloadedDigest = CRC32.checksum(lastDownloaded)
+        }
+        lastDownloaded = nil
     }
 }
 

@@ -1,4 +1,5 @@
 import Foundation
+import SyncStorage
 import SyncWire
 
 /// Client reset on the server: refusing binds the server cannot serve safely (`clientResetRequired` with
@@ -41,12 +42,16 @@ extension ServerCore {
     }
 
     /// Why `bind` must be refused with `clientResetRequired`, if it must: the client holds versions beyond
-    /// the log, versions of another history of it (another `historyID`), or acknowledgements of client
-    /// versions the log lacks (`.historyLost`); or its client file was forgotten, now or before, after it was
-    /// offline too long (`.clientExpired`). Call while holding the partition's gate, once it is loaded.
+    /// the log, versions of another history of it (another `historyID`), other bytes at its downloaded
+    /// version than the log (`downloadedDigest`), or acknowledgements of client versions the log lacks
+    /// (`.historyLost`); or its client file was forgotten, now or before, after it was offline too long
+    /// (`.clientExpired`). Call while holding the partition's gate, once it is loaded.
+    ///
+    /// Throws what the store throws when it cannot read the entry at the bind's downloaded version (the
+    /// bind is then refused with `internalError`, to be retried: never bound unchecked).
     func clientResetRefusal(
         for bind: Bind, in partition: Partition
-    ) async -> (
+    ) async throws -> (
         message: String, details: ClientResetDetails
     )? {
         let id = bind.clientFileID
@@ -60,6 +65,7 @@ extension ServerCore {
             )
         }
         if let refusal = historyRefusal(for: bind, in: partition) { return refusal }
+        if let refusal = try await downloadedDigestRefusal(for: bind, in: partition) { return refusal }
         guard let tracking = clientFileTracking else { return acknowledgementRefusal(for: bind, in: partition) }
         await expireOfflineClientFiles(in: partition, binding: id, tracking: tracking)
         guard let version = partition.clientFiles.expired[id] else {
@@ -82,6 +88,45 @@ extension ServerCore {
         return (
             "the client's copy of \(partition.name) comes from another history of its log (the server's log was lost "
                 + "or replaced): the client must be reset",
+            ClientResetDetails(
+                reason: .historyLost, serverVersion: partition.latestVersion,
+                lastIntegratedClientVersion: lastIntegratedClientVersion(of: bind.clientFileID, in: partition))
+        )
+    }
+
+    /// `historyLost` when the client holds other bytes at its downloaded version than the log does
+    /// (`Bind.downloadedDigest`, the CRC-32 of them, differs from the log entry's): the log was restored from
+    /// an older copy of the same history (same history id) and has since given that version other content.
+    /// Nothing else shows it when the client holds no acknowledged changeset of its own beyond the restore
+    /// point. Checked before the expiry of the client file, so that a client whose history regressed is
+    /// always told `historyLost` (its changesets feed starts again from the new log), never `clientExpired`.
+    /// A bind that names no digest (protocol version 5 or older, or nothing held) is not checked.
+    private func downloadedDigestRefusal(
+        for bind: Bind, in partition: Partition
+    ) async throws -> (message: String, details: ClientResetDetails)? {
+        let version = bind.downloadedVersion
+        guard let digest = bind.downloadedDigest, version >= 1, version <= partition.latestVersion else { return nil }
+        let data: [UInt8]
+        if let cached = partition.cachedData(of: version) {
+            data = cached
+        } else {
+            partition.readers += 1
+            defer {
+                partition.readers -= 1
+                noteIfIdle(partition)
+            }
+            let read = try await store.read(version...version, of: partition.name)
+            guard let entry = read.first(where: { $0.serverVersion == version }) else {
+                throw PartitionLogError(
+                    partition: partition.name, expectedServerVersion: version,
+                    foundServerVersion: read.first?.serverVersion ?? 0)
+            }
+            data = entry.data
+        }
+        guard CRC32.checksum(data) != digest else { return nil }
+        return (
+            "the client holds other bytes at version \(version) of \(partition.name) than the server's log (the server "
+                + "was restored from an older copy of its log): the client must be reset",
             ClientResetDetails(
                 reason: .historyLost, serverVersion: partition.latestVersion,
                 lastIntegratedClientVersion: lastIntegratedClientVersion(of: bind.clientFileID, in: partition))

@@ -62,10 +62,16 @@ public struct Bind: Sendable, Hashable {
     /// whose log holds less of the client file lost history the client depends on: it refuses the bind
     /// with `clientResetRequired` (`historyLost`). Protocol version 3.
     public var acknowledgedClientVersion: UInt64
+    /// The CRC-32 of the changeset bytes the client holds at `downloadedVersion` (another client's changeset
+    /// it downloaded, or its own that the server acknowledged there); `nil` when it names none (no version
+    /// held, or a client of protocol version 5 or older). A server whose log holds other bytes at that
+    /// version — restored from an older copy of the same history and grown past the client since — refuses
+    /// the bind with `clientResetRequired` (`historyLost`). Protocol version 6.
+    public var downloadedDigest: UInt32?
 
     public init(
         sessionID: UInt32, partition: String, clientFileID: UInt64, downloadedVersion: UInt64, historyID: UInt64 = 0,
-        acknowledgedClientVersion: UInt64 = 0
+        acknowledgedClientVersion: UInt64 = 0, downloadedDigest: UInt32? = nil
     ) {
         self.sessionID = sessionID
         self.partition = partition
@@ -73,6 +79,7 @@ public struct Bind: Sendable, Hashable {
         self.downloadedVersion = downloadedVersion
         self.historyID = historyID
         self.acknowledgedClientVersion = acknowledgedClientVersion
+        self.downloadedDigest = downloadedDigest
     }
 }
 
@@ -108,10 +115,13 @@ public enum WireProtocol {
     /// the `error` message; version 3 added `Bind.historyID` and `Bind.acknowledgedClientVersion` at the end
     /// of `bind`, and `Download.historyID` at the end of `download`; version 4 added
     /// `Download.acknowledgedDigests` at the end of `download`; version 5 added the server's
-    /// `maximumMessageBytes` at the end of `welcome`.
-    public static let version: UInt16 = 5
+    /// `maximumMessageBytes` at the end of `welcome`; version 6 added `Bind.downloadedDigest` at the end of
+    /// `bind` (a `bind` without it is a version 4 or 5 one, or one that names no digest).
+    public static let version: UInt16 = 6
 
     /// The oldest version a server of this build still welcomes: a version 4 client gets a version 4
-    /// `welcome` (without the message limit), and every other message is the same in both.
+    /// `welcome` (without the message limit), a version 5 or 6 client the same `welcome` with it; a version
+    /// 4 or 5 client's `bind` names no digest (the server then skips that check), and every other message is
+    /// the same in all three.
     public static let oldestSupportedVersion: UInt16 = 4
 }
