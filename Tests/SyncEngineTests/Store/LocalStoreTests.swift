@@ -52,6 +52,35 @@ struct LocalStoreTests {
         }
     }
 
+    @Test(
+        "the digest named in a bind is the CRC-32 of the changeset held at the downloaded version, downloaded or own, live and after reopening"
+    )
+    func downloadedDigest() async throws {
+        try await withStorePath { path in
+            let store = try await LocalStore.open(path: path, newClientFileID: { 1 }).store
+            #expect(store.downloadedDigest == nil)
+            #expect(try await store.appendLocal([1, 2, 3]) == 1)
+            _ = try await store.appendDownload([
+                .changeset(serverVersion: 1, data: [9, 9]), .changeset(serverVersion: 2, data: [8]),
+            ])
+            #expect(store.downloadedDigest == CRC32.checksum([8]))
+            await store.file.close()
+            let reopened = try await LocalStore.open(path: path, newClientFileID: { 2 }).store
+            #expect(reopened.downloadedVersion == 2)
+            #expect(reopened.downloadedDigest == CRC32.checksum([8]))
+            _ = try await reopened.appendDownload([.acknowledged(serverVersion: 3, clientVersion: 1)])
+            #expect(reopened.downloadedDigest == CRC32.checksum([1, 2, 3]))
+            await reopened.file.close()
+            let again = try await LocalStore.open(path: path, newClientFileID: { 3 }).store
+            #expect(again.downloadedDigest == CRC32.checksum([1, 2, 3]))
+            _ = try await again.appendDownload([.changeset(serverVersion: 4, data: [7, 7, 7])])
+            await again.file.close()
+            let last = try await LocalStore.open(path: path, newClientFileID: { 4 }).store
+            #expect(last.downloadedDigest == CRC32.checksum([7, 7, 7]))
+            await last.file.close()
+        }
+    }
+
     @Test("entries already held are skipped: nothing is stored twice")
     func duplicatesSkipped() async throws {
         try await withStorePath { path in
