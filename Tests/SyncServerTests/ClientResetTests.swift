@@ -196,9 +196,9 @@ struct ClientResetTests {
     }
 
     @Test(
-        "a bind naming the CRC-32 of other bytes than the log holds at its downloaded version (a server restored from an older copy of the same history) gets historyLost, before any expiry; the log's digest, or none (a version 5 client), binds",
+        "a bind whose checkpoint the log does not hold (other bytes there, or past its end: a server restored from an older copy of the same history) gets historyLost, before any expiry; the log's own checkpoint, or none (a version 5 client), binds",
         arguments: [false, true])
-    func downloadedDigest(fileStore: Bool) async throws {
+    func checkpoint(fileStore: Bool) async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("DownloadedDigest-\(UUID())")
             .path
         defer { try? FileManager.default.removeItem(atPath: directory) }
@@ -215,7 +215,7 @@ struct ClientResetTests {
         let server = try await server(clock, store: store)
         let id = try await store.historyID(of: "p")
         func bind(
-            _ clientFileID: UInt64, digest: UInt32?, acknowledged: UInt64 = 0,
+            _ clientFileID: UInt64, digest: UInt32?, at version: UInt64 = 2, acknowledged: UInt64 = 0,
             protocolVersion: UInt16 = WireProtocol.version
         ) async throws -> ServerMessage {
             let client = try await TestClient(server)
@@ -228,7 +228,8 @@ struct ClientResetTests {
                 .bind(
                     Bind(
                         sessionID: 1, partition: "p", clientFileID: clientFileID, downloadedVersion: 2, historyID: id,
-                        acknowledgedClientVersion: acknowledged, downloadedDigest: digest)))
+                        acknowledgedClientVersion: acknowledged,
+                        checkpoint: digest.map { LogCheckpoint(serverVersion: version, digest: $0) })))
             let answer = try await client.next()
             if case .download = answer {
                 // Unbound: a bound client file counts as seen.
@@ -248,6 +249,10 @@ struct ClientResetTests {
         let other = try await bind(2, digest: CRC32.checksum(bytes(22)))
         #expect(other.protocolError?.code == .clientResetRequired)
         #expect(other.protocolError?.clientReset == historyLost(lastIntegratedClientVersion: 0))
+        #expect(try await bind(2, digest: CRC32.checksum(bytes(1)), at: 1) == bound)
+        // A checkpoint past the log's end (a store a clientExpired reset replaced had got further).
+        let past = try await bind(2, digest: held, at: 3)
+        #expect(past.protocolError?.clientReset == historyLost(lastIntegratedClientVersion: 0))
         // The writer holds its own changeset at version 2, acknowledged.
         #expect(try await bind(1, digest: held, acknowledged: 2) == bound)
         let ownOther = try await bind(1, digest: held &+ 1, acknowledged: 2)

@@ -68,29 +68,32 @@ import Testing
     }
 
     @Test(
-        "a version 6 bind that names the CRC-32 the client holds at its downloaded version is type 0x07, the bind's fields, then the digest; one that names none is the version 5 bind (0x02)"
+        "a version 6 bind that names a checkpoint (a version and the CRC-32 of the changeset the client holds there) is type 0x07, the bind's fields, then the checkpoint; one that names none is the version 5 bind (0x02)"
     )
-    func bindDownloadedDigest() throws {
+    func bindCheckpoint() throws {
         let plain = Bind(
             sessionID: 2, partition: "p", clientFileID: 3, downloadedVersion: 0x0405, historyID: 0x0607,
             acknowledgedClientVersion: 8)
         var named = plain
-        named.downloadedDigest = 0xA1B2_C3D4
+        named.checkpoint = LogCheckpoint(serverVersion: 0x0405, digest: 0xA1B2_C3D4)
         let plainBytes = ClientMessage.bind(plain).encoded()
         #expect(plainBytes.count == 42)
         #expect(plainBytes.first == 0x02)
         let namedBytes = ClientMessage.bind(named).encoded()
-        #expect(namedBytes == [0x07] + plainBytes.dropFirst() + [0xD4, 0xC3, 0xB2, 0xA1])
-        #expect(ClientMessage.bind(named).encodedSize == 46)
+        #expect(
+            namedBytes
+                == [0x07] + plainBytes.dropFirst() + [
+                    0x05, 0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xD4, 0xC3, 0xB2, 0xA1,
+                ]
+        )
+        #expect(ClientMessage.bind(named).encodedSize == 54)
         #expect(try ClientMessage(decoding: namedBytes) == .bind(named))
         #expect(try ClientMessage(decoding: plainBytes) == .bind(plain))
-        // The digest is not optional in a 0x07 bind, nor allowed in a 0x02 one.
-        #expect(throws: WireError.truncated(needed: 4, available: 0)) {
+        // The checkpoint is not optional in a 0x07 bind, nor allowed in a 0x02 one.
+        #expect(throws: WireError.truncated(needed: 8, available: 0)) {
             try ClientMessage(decoding: [0x07] + plainBytes.dropFirst())
         }
-        #expect(throws: WireError.trailingBytes(4)) {
-            try ClientMessage(decoding: plainBytes + [0xD4, 0xC3, 0xB2, 0xA1])
-        }
+        #expect(throws: WireError.trailingBytes(12)) { try ClientMessage(decoding: [0x02] + namedBytes.dropFirst()) }
     }
 
     @Test func serverGoldenBytes() throws {

@@ -14,11 +14,11 @@ enum Samples {
         .bind(
             Bind(
                 sessionID: 1, partition: "p", clientFileID: 2, downloadedVersion: 3, historyID: 4,
-                acknowledgedClientVersion: 5, downloadedDigest: 0)),
+                acknowledgedClientVersion: 5, checkpoint: LogCheckpoint(serverVersion: 0, digest: 0))),
         .bind(
             Bind(
                 sessionID: .max, partition: "p", clientFileID: .max, downloadedVersion: .max, historyID: .max,
-                acknowledgedClientVersion: .max, downloadedDigest: .max)),
+                acknowledgedClientVersion: .max, checkpoint: LogCheckpoint(serverVersion: .max, digest: .max))),
         .upload(Upload(sessionID: 1, changesets: [])),
         .upload(
             Upload(

@@ -110,7 +110,7 @@ extension SessionEngine {
         let temporary = Self.resetPath(for: path)
         let replacement: LocalStore
         do {
-            replacement = try await build(report, at: temporary, finalPath: path)
+            replacement = try await build(report, continuing: old, at: temporary, finalPath: path)
         } catch {
             return isClosed ? () : failed(error)
         }
@@ -219,7 +219,7 @@ extension SessionEngine {
     /// and returns it open and locked. Removes what an interrupted reset left there first; on failure,
     /// removes what it wrote.
     private func build(
-        _ report: ClientReset, at temporary: String, finalPath: String
+        _ report: ClientReset, continuing old: LocalStore, at temporary: String, finalPath: String
     ) async throws(SyncError)
         -> LocalStore
     {
@@ -228,8 +228,13 @@ extension SessionEngine {
         let (replacement, _, _) = try await LocalStore.open(
             path: temporary, fileSystem: clientReset.fileSystem, reportedPath: finalPath, newClientFileID: { id })
         do throws(SyncError) {
-            if report.mode == .recoverUnsyncedChanges, !report.unsyncedChanges.isEmpty {
-                let records = report.unsyncedChanges.map { replacement.recordLocal(Array($0.data)) }
+            // After `clientExpired` the changesets feed carries on after the version it reached: the new store
+            // binds with the old one's history id and checkpoint, so a log restored meanwhile is noticed.
+            var records = report.reason == .clientExpired ? replacement.recordsContinuing(old) : []
+            if report.mode == .recoverUnsyncedChanges {
+                records += report.unsyncedChanges.map { replacement.recordLocal(Array($0.data)) }
+            }
+            if !records.isEmpty {
                 let locations = try await replacement.file.append(records.map(\.payload))
                 _ = replacement.apply(records, at: locations)
             }

@@ -378,7 +378,7 @@ actor SessionEngine {
                     downloadedVersion: store.downloadedVersion,
                     historyID: store.historyID,
                     acknowledgedClientVersion: store.acknowledgedClientVersion,
-                    downloadedDigest: store.downloadedDigest
+                    checkpoint: store.checkpoint
                 )
             )
         )

@@ -59,8 +59,16 @@ final class LocalStore {
     private var reservedHistoryID: UInt64?
     /// The highest server version held (downloaded or acknowledged) in the file.
     var downloadedVersion: UInt64 { index.downloadedVersion }
-    /// The CRC-32 of the changeset held at `downloadedVersion` (`Bind.downloadedDigest`); `nil` when none is.
+    /// The CRC-32 of the changeset held at `downloadedVersion`; `nil` when none is.
     var downloadedDigest: UInt32? { index.downloadedDigest }
+    /// What a bind names to the server (`Bind.checkpoint`): the checkpoint a `clientExpired` reset carried
+    /// over from the store it replaced (where the changesets feed got to), while this store has not
+    /// downloaded that far; otherwise the changeset at `downloadedVersion`. `nil` when there is none.
+    var checkpoint: LogCheckpoint? {
+        if let carried = index.checkpoint, carried.serverVersion > index.downloadedVersion { return carried }
+        guard index.downloadedVersion > 0, let digest = index.downloadedDigest else { return nil }
+        return LogCheckpoint(serverVersion: index.downloadedVersion, digest: digest)
+    }
     /// Bytes of local changesets, all and acknowledged.
     var uploadableBytes: Int { index.uploadableBytes }
     var uploadedBytes: Int { index.uploadedBytes }
@@ -126,6 +134,22 @@ final class LocalStore {
 
     /// Whether durable local changesets wait for acknowledgement.
     var hasUnacknowledged: Bool { acknowledgedClientVersion < UInt64(local.count) }
+
+    /// The records with which a new store, made by a `clientExpired` reset of `old` (the server kept its
+    /// log, so the changesets feed carries on after the version it reached), continues `old`'s view of the
+    /// log: its history id and its checkpoint. The server checks them at the next bind: a log restored from
+    /// an older copy meanwhile is `historyLost` (the feed then starts again from the new log), never skipped.
+    func recordsContinuing(_ old: LocalStore) -> [Record] {
+        var records: [Record] = []
+        if reservedHistoryID == nil, old.historyID != 0 {
+            reservedHistoryID = old.historyID
+            records.append(.history(id: old.historyID))
+        }
+        if let checkpoint = old.checkpoint {
+            records.append(.checkpoint(serverVersion: checkpoint.serverVersion, digest: checkpoint.digest))
+        }
+        return records
+    }
 
     /// Forgets the versions reserved by records that will not become durable (their append failed, and
     /// every record made after them is dropped too): the next records continue from what is durable.
@@ -241,6 +265,8 @@ struct Index: Sendable {
     /// The CRC-32 of the changeset at `downloadedVersion` (its own or downloaded); `nil` when none is held,
     /// or while an opening store's builder has not computed it yet (`IndexBuilder.finish`).
     var downloadedDigest: UInt32?
+    /// The checkpoint carried over by a `clientExpired` reset (`LocalStore.recordsContinuing`).
+    var checkpoint: LogCheckpoint?
     var uploadableBytes = 0
     var uploadedBytes = 0
     var downloadedBytes = 0
@@ -257,6 +283,9 @@ struct Index: Sendable {
             return nil
         case .history(let id):
             historyID = id
+            return nil
+        case .checkpoint(let serverVersion, let digest):
+            checkpoint = LogCheckpoint(serverVersion: serverVersion, digest: digest)
             return nil
         case .synced(let date):
             lastSyncedAt = date
@@ -360,6 +389,8 @@ enum Record: Equatable, Sendable {
     case history(id: UInt64)
     /// The session was fully synced at this time (`SyncStatus.lastSyncedAt`); the latest one counts.
     case synced(at: Date)
+    /// Where the store a `clientExpired` reset replaced had got to in the log (`LocalStore.checkpoint`).
+    case checkpoint(serverVersion: UInt64, digest: UInt32)
 
     func encoded() -> [UInt8] {
         var writer = ByteWriter()
@@ -385,6 +416,10 @@ enum Record: Equatable, Sendable {
         case .synced(let date):
             writer.write(UInt8(6))
             writer.write(date.timeIntervalSince1970.bitPattern)
+        case .checkpoint(let serverVersion, let digest):
+            writer.write(UInt8(7))
+            writer.write(serverVersion)
+            writer.write(digest)
         }
         return writer.bytes
     }
@@ -398,6 +433,7 @@ enum Record: Equatable, Sendable {
         case 4: self = .downloaded(serverVersion: try reader.readUInt64(), data: try reader.readBytes())
         case 5: self = .history(id: try reader.readUInt64())
         case 6: self = .synced(at: Date(timeIntervalSince1970: Double(bitPattern: try reader.readUInt64())))
+        case 7: self = .checkpoint(serverVersion: try reader.readUInt64(), digest: try reader.readUInt32())
         case let tag: throw .unknownTag("local store record", tag)
         }
         try reader.expectEnd()
@@ -411,7 +447,7 @@ enum Record: Equatable, Sendable {
     /// changeset's bytes as the body (shared, not copied); otherwise the whole encoding as the prefix.
     var payload: RecordPayload {
         switch self {
-        case .header, .acknowledged, .history, .synced:
+        case .header, .acknowledged, .history, .synced, .checkpoint:
             return RecordPayload(prefix: encoded(), body: [])
         case .local(let version, let data), .downloaded(let version, let data):
             var writer = ByteWriter()
@@ -450,7 +486,7 @@ enum Record: Equatable, Sendable {
     var changesetData: [UInt8]? {
         switch self {
         case .local(_, let data), .downloaded(_, let data): data
-        case .header, .acknowledged, .history, .synced: nil
+        case .header, .acknowledged, .history, .synced, .checkpoint: nil
         }
     }
 }

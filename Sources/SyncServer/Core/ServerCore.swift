@@ -205,7 +205,7 @@ actor ServerCore {
         } catch {
             return reject(
                 sessionID, on: connection, .internalError,
-                "could not read version \(bind.downloadedVersion) of \(bind.partition): \(error)",
+                "could not read version \(bind.checkpoint?.serverVersion ?? 0) of \(bind.partition): \(error)",
                 retryAfterMilliseconds: Self.retryAfterStorageFailure)
         }
         if let refusal {

@@ -175,7 +175,7 @@ struct HistoryTests {
     func restoredCopyNoticedByAReader() async throws {
         // Found by the simulation (all-faults seeds 119, 139; bug 10 of docs/RELIABILITY.md). The restored copy
         // keeps its history id, and the reader has no acknowledgement of its own that the log lacks: only the
-        // digest of what it holds at version 3 (`Bind.downloadedDigest`, protocol version 6) tells the server
+        // digest of what it holds at version 3 (`Bind.checkpoint`, protocol version 6) tells the server
         // that its version 3 is another changeset. Before that, versions 2 and 3 stayed the old ones.
         let reader = TemporaryDirectory()
         let data = TemporaryDirectory()
