@@ -368,13 +368,17 @@ struct UncheckedBox<Value>: @unchecked Sendable {
         }
     }
 
-    @Test("a version 5 hello is welcomed with the server's message limit; a version 4 hello with the 3-byte welcome")
+    @Test(
+        "a version 6 (or 5) hello is welcomed with the server's message limit; a version 4 hello with the 3-byte welcome"
+    )
     func limitInWelcome() async throws {
         let server = try await SyncServer.listening(configuration: .init(maximumMessageBytes: 64 << 10))
         let current = try await welcome(protocolVersion: WireProtocol.version, server: server)
         #expect(
             try ServerMessage(decoding: current)
                 == .welcome(protocolVersion: WireProtocol.version, maximumMessageBytes: 64 << 10))
+        let five = try await welcome(protocolVersion: 5, server: server)
+        #expect(try ServerMessage(decoding: five) == .welcome(protocolVersion: 5, maximumMessageBytes: 64 << 10))
         let old = try await welcome(protocolVersion: 4, server: server)
         #expect(old == [0x81, 0x04, 0x00], "a version 4 client rejects trailing bytes")
         let older = try await welcome(protocolVersion: 3, server: server)

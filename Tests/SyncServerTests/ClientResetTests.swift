@@ -196,6 +196,80 @@ struct ClientResetTests {
     }
 
     @Test(
+        "a bind whose checkpoint the log does not hold (other bytes there, or past its end: a server restored from an older copy of the same history) gets historyLost, before any expiry; the log's own checkpoint, or none (a version 5 client), binds",
+        arguments: [false, true])
+    func checkpoint(fileStore: Bool) async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("DownloadedDigest-\(UUID())")
+            .path
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let clock = TestClock()
+        let memory = InMemoryPartitionStore()
+        func open() throws -> any PartitionStore { fileStore ? try FilePartitionStore(directory: directory) : memory }
+        let written = try open()
+        let writer = try await server(clock, store: written)
+        try await visit(writer, clientFileID: 1, uploading: 2)  // versions 1, 2: bytes(1), bytes(2) of client file 1
+        await writer.stop()
+        if let file = written as? FilePartitionStore { await file.close() }
+        // Another server over the same log: a file store reads version 2 back from its file.
+        let store = try open()
+        let server = try await server(clock, store: store)
+        let id = try await store.historyID(of: "p")
+        func bind(
+            _ clientFileID: UInt64, digest: UInt32?, at version: UInt64 = 2, acknowledged: UInt64 = 0,
+            protocolVersion: UInt16 = WireProtocol.version
+        ) async throws -> ServerMessage {
+            let client = try await TestClient(server)
+            client.send(.hello(Hello(protocolVersion: protocolVersion, credential: .anonymous)))
+            #expect(
+                try await client.next()
+                    == .welcome(
+                        protocolVersion: protocolVersion, maximumMessageBytes: UInt32(WireProtocol.maximumMessageSize)))
+            client.send(
+                .bind(
+                    Bind(
+                        sessionID: 1, partition: "p", clientFileID: clientFileID, downloadedVersion: 2, historyID: id,
+                        acknowledgedClientVersion: acknowledged,
+                        checkpoint: digest.map { LogCheckpoint(serverVersion: version, digest: $0) })))
+            let answer = try await client.next()
+            if case .download = answer {
+                // Unbound: a bound client file counts as seen.
+                client.send(.unbind(sessionID: 1))
+                #expect(try await client.next() == .unbound(sessionID: 1))
+            }
+            return answer
+        }
+        func historyLost(lastIntegratedClientVersion: UInt64) -> ClientResetDetails {
+            ClientResetDetails(
+                reason: .historyLost, serverVersion: 2, lastIntegratedClientVersion: lastIntegratedClientVersion)
+        }
+        let bound = ServerMessage.download(Download(sessionID: 1, entries: [], remainingBytes: 0, historyID: id))
+        let held = CRC32.checksum(bytes(2))
+        // A reader (client file 2) holding the log's version 2 binds; one holding other bytes there is reset.
+        #expect(try await bind(2, digest: held) == bound)
+        let other = try await bind(2, digest: CRC32.checksum(bytes(22)))
+        #expect(other.protocolError?.code == .clientResetRequired)
+        #expect(other.protocolError?.clientReset == historyLost(lastIntegratedClientVersion: 0))
+        #expect(try await bind(2, digest: CRC32.checksum(bytes(1)), at: 1) == bound)
+        // A checkpoint past the log's end (a store a clientExpired reset replaced had got further).
+        let past = try await bind(2, digest: held, at: 3)
+        #expect(past.protocolError?.clientReset == historyLost(lastIntegratedClientVersion: 0))
+        // The writer holds its own changeset at version 2, acknowledged.
+        #expect(try await bind(1, digest: held, acknowledged: 2) == bound)
+        let ownOther = try await bind(1, digest: held &+ 1, acknowledged: 2)
+        #expect(ownOther.protocolError?.clientReset == historyLost(lastIntegratedClientVersion: 2))
+        // A version 5 client names no digest: nothing to check.
+        #expect(try await bind(2, digest: nil, protocolVersion: 5) == bound)
+        // Offline too long and holding other bytes: historyLost first (its changesets feed starts again from
+        // the new log), then, with the right bytes, clientExpired.
+        clock.advance(days: 31)
+        #expect(
+            try await bind(1, digest: held &+ 1, acknowledged: 2).protocolError?.clientReset?.reason == .historyLost)
+        #expect(try await bind(1, digest: held, acknowledged: 2).protocolError?.clientReset?.reason == .clientExpired)
+        await server.stop()
+        if let file = store as? FilePartitionStore { await file.close() }
+    }
+
+    @Test(
         "a re-upload of an integrated client version with other bytes (a copied client file) gets clientResetRequired after the last matching version; an identical one is still dropped"
     )
     func divergedReupload() async throws {
@@ -275,5 +349,12 @@ struct ClientResetTests {
         let after = try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int ?? 0
         #expect(after < before / 10, "\(before) → \(after) bytes")
         #expect(!FileManager.default.fileExists(atPath: path + ".compacting"))
+    }
+}
+
+extension ServerMessage {
+    /// The error, when the message is one.
+    fileprivate var protocolError: ProtocolError? {
+        if case .error(let error) = self { error } else { nil }
     }
 }

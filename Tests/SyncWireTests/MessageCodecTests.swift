@@ -21,7 +21,7 @@ import Testing
 
     @Test func everyMessageTypeByteIsDistinct() {
         let types = Samples.client.map { $0.encoded()[0] } + Samples.server.map { $0.encoded()[0] }
-        #expect(Set(types) == [0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x81, 0x82, 0x83, 0x84, 0x85, 0x86])
+        #expect(Set(types) == [0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x81, 0x82, 0x83, 0x84, 0x85, 0x86])
     }
 
     // MARK: - Golden bytes (these pin the format; docs/Protocol.md describes the same layout)
@@ -65,6 +65,35 @@ import Testing
             #expect(message.encoded() == bytes, "\(message)")
             #expect(try ClientMessage(decoding: bytes) == message)
         }
+    }
+
+    @Test(
+        "a version 6 bind that names a checkpoint (a version and the CRC-32 of the changeset the client holds there) is type 0x07, the bind's fields, then the checkpoint; one that names none is the version 5 bind (0x02)"
+    )
+    func bindCheckpoint() throws {
+        let plain = Bind(
+            sessionID: 2, partition: "p", clientFileID: 3, downloadedVersion: 0x0405, historyID: 0x0607,
+            acknowledgedClientVersion: 8)
+        var named = plain
+        named.checkpoint = LogCheckpoint(serverVersion: 0x0405, digest: 0xA1B2_C3D4)
+        let plainBytes = ClientMessage.bind(plain).encoded()
+        #expect(plainBytes.count == 42)
+        #expect(plainBytes.first == 0x02)
+        let namedBytes = ClientMessage.bind(named).encoded()
+        #expect(
+            namedBytes
+                == [0x07] + plainBytes.dropFirst() + [
+                    0x05, 0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xD4, 0xC3, 0xB2, 0xA1,
+                ]
+        )
+        #expect(ClientMessage.bind(named).encodedSize == 54)
+        #expect(try ClientMessage(decoding: namedBytes) == .bind(named))
+        #expect(try ClientMessage(decoding: plainBytes) == .bind(plain))
+        // The checkpoint is not optional in a 0x07 bind, nor allowed in a 0x02 one.
+        #expect(throws: WireError.truncated(needed: 8, available: 0)) {
+            try ClientMessage(decoding: [0x07] + plainBytes.dropFirst())
+        }
+        #expect(throws: WireError.trailingBytes(12)) { try ClientMessage(decoding: [0x02] + namedBytes.dropFirst()) }
     }
 
     @Test func serverGoldenBytes() throws {
@@ -196,7 +225,7 @@ import Testing
     }
 
     @Test func unknownMessageTypesAreRejected() {
-        for type in UInt8.min...UInt8.max where !(0x01...0x06).contains(type) {
+        for type in UInt8.min...UInt8.max where !(0x01...0x07).contains(type) {
             #expect(throws: WireError.unknownMessageType(type)) { try ClientMessage(decoding: [type]) }
         }
         for type in UInt8.min...UInt8.max where !(0x81...0x86).contains(type) {

@@ -11,6 +11,14 @@ enum Samples {
             Bind(
                 sessionID: .max, partition: "tâches/日本語\u{0}", clientFileID: .max, downloadedVersion: .max,
                 historyID: .max, acknowledgedClientVersion: .max)),
+        .bind(
+            Bind(
+                sessionID: 1, partition: "p", clientFileID: 2, downloadedVersion: 3, historyID: 4,
+                acknowledgedClientVersion: 5, checkpoint: LogCheckpoint(serverVersion: 0, digest: 0))),
+        .bind(
+            Bind(
+                sessionID: .max, partition: "p", clientFileID: .max, downloadedVersion: .max, historyID: .max,
+                acknowledgedClientVersion: .max, checkpoint: LogCheckpoint(serverVersion: .max, digest: .max))),
         .upload(Upload(sessionID: 1, changesets: [])),
         .upload(
             Upload(

@@ -120,7 +120,8 @@ extension SessionEngine {
             ]).suffix(LocalStore.maximumLineage)
         let replacement: LocalStore
         do {
-            replacement = try await build(report, lineage: Array(lineage), at: temporary, finalPath: path)
+            replacement = try await build(
+                report, lineage: Array(lineage), continuing: old, at: temporary, finalPath: path)
         } catch {
             return isClosed ? () : failed(error)
         }
@@ -232,7 +233,8 @@ extension SessionEngine {
     /// after the header's) and returns it open and locked. Removes what an interrupted reset left there
     /// first; on failure, removes what it wrote.
     private func build(
-        _ report: ClientReset, lineage: [ResetLineage], at temporary: String, finalPath: String
+        _ report: ClientReset, lineage: [ResetLineage], continuing old: LocalStore, at temporary: String,
+        finalPath: String
     ) async throws(SyncError)
         -> LocalStore
     {
@@ -241,7 +243,10 @@ extension SessionEngine {
         let (replacement, _, _) = try await LocalStore.open(
             path: temporary, fileSystem: clientReset.fileSystem, reportedPath: finalPath, newClientFileID: { id })
         do throws(SyncError) {
+            // After `clientExpired` the changesets feed carries on after the version it reached: the new store
+            // binds with the old one's history id and checkpoint, so a log restored meanwhile is noticed.
             var records = lineage.map { Record.lineage($0) }
+            if report.reason == .clientExpired { records += replacement.recordsContinuing(old) }
             if report.mode == .recoverUnsyncedChanges {
                 records += report.unsyncedChanges.map { replacement.recordLocal(Array($0.data)) }
             }

@@ -377,7 +377,8 @@ actor SessionEngine {
                     clientFileID: store.clientFileID,
                     downloadedVersion: store.downloadedVersion,
                     historyID: store.historyID,
-                    acknowledgedClientVersion: store.acknowledgedClientVersion
+                    acknowledgedClientVersion: store.acknowledgedClientVersion,
+                    checkpoint: store.checkpoint
                 )
             )
         )

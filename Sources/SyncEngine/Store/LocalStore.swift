@@ -59,6 +59,16 @@ final class LocalStore {
     private var reservedHistoryID: UInt64?
     /// The highest server version held (downloaded or acknowledged) in the file.
     var downloadedVersion: UInt64 { index.downloadedVersion }
+    /// The CRC-32 of the changeset held at `downloadedVersion`; `nil` when none is.
+    var downloadedDigest: UInt32? { index.downloadedDigest }
+    /// What a bind names to the server (`Bind.checkpoint`): the checkpoint a `clientExpired` reset carried
+    /// over from the store it replaced (where the changesets feed got to), while this store has not
+    /// downloaded that far; otherwise the changeset at `downloadedVersion`. `nil` when there is none.
+    var checkpoint: LogCheckpoint? {
+        if let carried = index.checkpoint, carried.serverVersion > index.downloadedVersion { return carried }
+        guard index.downloadedVersion > 0, let digest = index.downloadedDigest else { return nil }
+        return LogCheckpoint(serverVersion: index.downloadedVersion, digest: digest)
+    }
     /// Bytes of local changesets, all and acknowledged.
     var uploadableBytes: Int { index.uploadableBytes }
     var uploadedBytes: Int { index.uploadedBytes }
@@ -98,6 +108,7 @@ final class LocalStore {
             await file.close()
             throw failure
         }
+        builder.finish()
         if builder.index.clientFileID == nil {
             let id = newClientFileID()
             let header = Record.header(clientFileID: id).payload
@@ -128,6 +139,22 @@ final class LocalStore {
 
     /// Whether durable local changesets wait for acknowledgement.
     var hasUnacknowledged: Bool { acknowledgedClientVersion < UInt64(local.count) }
+
+    /// The records with which a new store, made by a `clientExpired` reset of `old` (the server kept its
+    /// log, so the changesets feed carries on after the version it reached), continues `old`'s view of the
+    /// log: its history id and its checkpoint. The server checks them at the next bind: a log restored from
+    /// an older copy meanwhile is `historyLost` (the feed then starts again from the new log), never skipped.
+    func recordsContinuing(_ old: LocalStore) -> [Record] {
+        var records: [Record] = []
+        if reservedHistoryID == nil, old.historyID != 0 {
+            reservedHistoryID = old.historyID
+            records.append(.history(id: old.historyID))
+        }
+        if let checkpoint = old.checkpoint {
+            records.append(.checkpoint(serverVersion: checkpoint.serverVersion, digest: checkpoint.digest))
+        }
+        return records
+    }
 
     /// Forgets the versions reserved by records that will not become durable (their append failed, and
     /// every record made after them is dropped too): the next records continue from what is durable.
@@ -255,6 +282,11 @@ struct Index: Sendable {
     var historyID: UInt64?
     var acknowledgedClientVersion: UInt64 = 0
     var downloadedVersion: UInt64 = 0
+    /// The CRC-32 of the changeset at `downloadedVersion` (its own or downloaded); `nil` when none is held,
+    /// or while an opening store's builder has not computed it yet (`IndexBuilder.finish`).
+    var downloadedDigest: UInt32?
+    /// The checkpoint carried over by a `clientExpired` reset (`LocalStore.recordsContinuing`).
+    var checkpoint: LogCheckpoint?
     var uploadableBytes = 0
     var uploadedBytes = 0
     var downloadedBytes = 0
@@ -262,13 +294,20 @@ struct Index: Sendable {
     var lineage: [ResetLineage] = []
 
     /// Counts one durable record; returns the synced changeset it made known, if any. `bodyChecksum`: the
-    /// CRC-32 of a changeset record's bytes when known (a local changeset's digest), else computed here.
-    mutating func apply(_ record: Record, at location: RecordLocation, bodyChecksum: UInt32? = nil) -> SyncedEntry? {
+    /// CRC-32 of a changeset record's bytes when known (from the append), else computed here. Without
+    /// `digestingDownloads` a downloaded changeset that becomes the last one held leaves `downloadedDigest`
+    /// `nil` unless its checksum is given (an opening store digests only the last one, once).
+    mutating func apply(
+        _ record: Record, at location: RecordLocation, bodyChecksum: UInt32? = nil, digestingDownloads: Bool = true
+    ) -> SyncedEntry? {
         switch record {
         case .header:
             return nil
         case .history(let id):
             historyID = id
+            return nil
+        case .checkpoint(let serverVersion, let digest):
+            checkpoint = LogCheckpoint(serverVersion: serverVersion, digest: digest)
             return nil
         case .synced(let date):
             lastSyncedAt = date
@@ -290,10 +329,16 @@ struct Index: Sendable {
             local[index].serverVersion = serverVersion
             acknowledgedClientVersion = max(acknowledgedClientVersion, clientVersion)
             uploadedBytes += local[index].byteCount
-            downloadedVersion = max(downloadedVersion, serverVersion)
+            if serverVersion >= downloadedVersion {
+                downloadedVersion = serverVersion
+                downloadedDigest = local[index].digest
+            }
             return SyncedEntry(serverVersion: serverVersion, location: local[index].location)
         case .downloaded(let serverVersion, let data):
-            downloadedVersion = max(downloadedVersion, serverVersion)
+            if serverVersion >= downloadedVersion {
+                downloadedVersion = serverVersion
+                downloadedDigest = bodyChecksum ?? (digestingDownloads ? CRC32.checksum(data) : nil)
+            }
             downloadedBytes += data.count
             return SyncedEntry(serverVersion: serverVersion, location: location)
         }
@@ -311,6 +356,9 @@ private final class IndexBuilder: @unchecked Sendable {
     /// The first record that is not what a store holds: the open fails with it.
     var failure: SyncError?
     private var isFirst = true
+    /// The bytes of the downloaded changeset at the index's `downloadedVersion`, until `finish` digests them
+    /// (one changeset, only while the store opens: digesting every downloaded one would read them twice).
+    private var lastDownloaded: [UInt8]?
 
     init(path: String) { self.path = path }
 
@@ -336,7 +384,24 @@ private final class IndexBuilder: @unchecked Sendable {
             failure = .storeCorrupted(path: path, offset: location.offset)
             return
         }
-        if let entry = index.apply(record, at: location) { synced.append(entry) }
+        if let entry = index.apply(record, at: location, digestingDownloads: false) { synced.append(entry) }
+        switch record {
+        case .downloaded(let serverVersion, let data) where serverVersion == index.downloadedVersion:
+            lastDownloaded = data
+        case .acknowledged(let serverVersion, _) where serverVersion == index.downloadedVersion:
+            lastDownloaded = nil
+        default:
+            break
+        }
+    }
+
+    /// Digests the last downloaded changeset, if it is the one at the index's `downloadedVersion`. Called once,
+    /// after the last `add`.
+    func finish() {
+        if let lastDownloaded, index.downloadedDigest == nil, index.downloadedVersion > 0 {
+            index.downloadedDigest = CRC32.checksum(lastDownloaded)
+        }
+        lastDownloaded = nil
     }
 }
 
@@ -352,6 +417,8 @@ enum Record: Equatable, Sendable {
     case synced(at: Date)
     /// A client reset that replaced an earlier store of this session (`ResetLineage`).
     case lineage(ResetLineage)
+    /// Where the store a `clientExpired` reset replaced had got to in the log (`LocalStore.checkpoint`).
+    case checkpoint(serverVersion: UInt64, digest: UInt32)
 
     func encoded() -> [UInt8] {
         var writer = ByteWriter()
@@ -384,6 +451,10 @@ enum Record: Equatable, Sendable {
             writer.write(reset.lastIntegrated)
             writer.write(UInt8(reset.recovered ? 1 : 0))
             writer.write(reset.reason.rawValue)
+        case .checkpoint(let serverVersion, let digest):
+            writer.write(UInt8(8))
+            writer.write(serverVersion)
+            writer.write(digest)
         }
         return writer.bytes
     }
@@ -409,6 +480,7 @@ enum Record: Equatable, Sendable {
                 ResetLineage(
                     replacedClientFileID: replaced, replacementClientFileID: replacement,
                     lastIntegrated: lastIntegrated, recovered: recovered == 1, reason: reason))
+        case 8: self = .checkpoint(serverVersion: try reader.readUInt64(), digest: try reader.readUInt32())
         case let tag: throw .unknownTag("local store record", tag)
         }
         try reader.expectEnd()
@@ -422,7 +494,7 @@ enum Record: Equatable, Sendable {
     /// changeset's bytes as the body (shared, not copied); otherwise the whole encoding as the prefix.
     var payload: RecordPayload {
         switch self {
-        case .header, .acknowledged, .history, .synced, .lineage:
+        case .header, .acknowledged, .history, .synced, .lineage, .checkpoint:
             return RecordPayload(prefix: encoded(), body: [])
         case .local(let version, let data), .downloaded(let version, let data):
             var writer = ByteWriter()
@@ -461,7 +533,7 @@ enum Record: Equatable, Sendable {
     var changesetData: [UInt8]? {
         switch self {
         case .local(_, let data), .downloaded(_, let data): data
-        case .header, .acknowledged, .history, .synced, .lineage: nil
+        case .header, .acknowledged, .history, .synced, .lineage, .checkpoint: nil
         }
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import SyncStorage
 import SyncWire
 
 /// Client reset on the server: refusing binds the server cannot serve safely (`clientResetRequired` with
@@ -41,12 +42,16 @@ extension ServerCore {
     }
 
     /// Why `bind` must be refused with `clientResetRequired`, if it must: the client holds versions beyond
-    /// the log, versions of another history of it (another `historyID`), or acknowledgements of client
-    /// versions the log lacks (`.historyLost`); or its client file was forgotten, now or before, after it was
-    /// offline too long (`.clientExpired`). Call while holding the partition's gate, once it is loaded.
+    /// the log, versions of another history of it (another `historyID`), a checkpoint the log does not hold
+    /// (`Bind.checkpoint`: past its end, or other bytes there), or acknowledgements of client versions the log lacks
+    /// (`.historyLost`); or its client file was forgotten, now or before, after it was offline too long
+    /// (`.clientExpired`). Call while holding the partition's gate, once it is loaded.
+    ///
+    /// Throws what the store throws when it cannot read the entry at the bind's checkpoint (the bind is then
+    /// refused with `internalError`, to be retried: never bound unchecked).
     func clientResetRefusal(
         for bind: Bind, in partition: Partition
-    ) async -> (
+    ) async throws -> (
         message: String, details: ClientResetDetails
     )? {
         let id = bind.clientFileID
@@ -60,6 +65,7 @@ extension ServerCore {
             )
         }
         if let refusal = historyRefusal(for: bind, in: partition) { return refusal }
+        if let refusal = try await checkpointRefusal(for: bind, in: partition) { return refusal }
         guard let tracking = clientFileTracking else { return acknowledgementRefusal(for: bind, in: partition) }
         await expireOfflineClientFiles(in: partition, binding: id, tracking: tracking)
         guard let version = partition.clientFiles.expired[id] else {
@@ -85,6 +91,53 @@ extension ServerCore {
             ClientResetDetails(
                 reason: .historyLost, serverVersion: partition.latestVersion,
                 lastIntegratedClientVersion: lastIntegratedClientVersion(of: bind.clientFileID, in: partition))
+        )
+    }
+
+    /// `historyLost` when the log does not hold the client's checkpoint (`Bind.checkpoint`: the changeset it
+    /// holds at its downloaded version, or the one its changesets feed reached before a `clientExpired`
+    /// reset replaced its store): the log ends before it, or has other bytes there (the CRC-32 differs) —
+    /// the log was restored from an older copy of the same history (same history id) and may have given
+    /// that version other content since. Nothing else shows it when the client holds no acknowledged
+    /// changeset of its own beyond the restore point. Checked before the expiry of the client file, so that
+    /// a client whose history regressed is always told `historyLost` (its changesets feed starts again from
+    /// the new log), never `clientExpired`. A bind that names no checkpoint (protocol version 5 or older, or
+    /// nothing held) is not checked.
+    private func checkpointRefusal(
+        for bind: Bind, in partition: Partition
+    ) async throws -> (message: String, details: ClientResetDetails)? {
+        guard let checkpoint = bind.checkpoint, checkpoint.serverVersion >= 1 else { return nil }
+        let version = checkpoint.serverVersion
+        let details = ClientResetDetails(
+            reason: .historyLost, serverVersion: partition.latestVersion,
+            lastIntegratedClientVersion: lastIntegratedClientVersion(of: bind.clientFileID, in: partition))
+        guard version <= partition.latestVersion else {
+            return (
+                "the client held version \(version) of \(partition.name), but the server's log ends at "
+                    + "\(partition.latestVersion): the client must be reset", details
+            )
+        }
+        let data: [UInt8]
+        if let cached = partition.cachedData(of: version) {
+            data = cached
+        } else {
+            partition.readers += 1
+            defer {
+                partition.readers -= 1
+                noteIfIdle(partition)
+            }
+            let read = try await store.read(version...version, of: partition.name)
+            guard let entry = read.first(where: { $0.serverVersion == version }) else {
+                throw PartitionLogError(
+                    partition: partition.name, expectedServerVersion: version,
+                    foundServerVersion: read.first?.serverVersion ?? 0)
+            }
+            data = entry.data
+        }
+        guard CRC32.checksum(data) != checkpoint.digest else { return nil }
+        return (
+            "the client holds other bytes at version \(version) of \(partition.name) than the server's log (the server "
+                + "was restored from an older copy of its log): the client must be reset", details
         )
     }
 

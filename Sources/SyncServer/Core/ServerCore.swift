@@ -217,7 +217,16 @@ actor ServerCore {
                 retryAfterMilliseconds: Self.retryAfterStorageFailure
             )
         }
-        if let refusal = await clientResetRefusal(for: bind, in: partition) {
+        let refusal: (message: String, details: ClientResetDetails)?
+        do {
+            refusal = try await clientResetRefusal(for: bind, in: partition)
+        } catch {
+            return reject(
+                sessionID, on: connection, .internalError,
+                "could not read version \(bind.checkpoint?.serverVersion ?? 0) of \(bind.partition): \(error)",
+                retryAfterMilliseconds: Self.retryAfterStorageFailure)
+        }
+        if let refusal {
             return reject(
                 sessionID, on: connection, .clientResetRequired, refusal.message, clientReset: refusal.details)
         }

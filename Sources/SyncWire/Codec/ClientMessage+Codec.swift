@@ -17,13 +17,18 @@ extension ClientMessage {
                 writer.writeString(key)
             }
         case .bind(let bind):
-            writer.write(MessageType.bind)
+            writer.write(bind.checkpoint == nil ? MessageType.bind : MessageType.bindWithCheckpoint)
             writer.write(bind.sessionID)
             writer.writeString(bind.partition)
             writer.write(bind.clientFileID)
             writer.write(bind.downloadedVersion)
             writer.write(bind.historyID)
             writer.write(bind.acknowledgedClientVersion)
+            // Version 6: type `bindWithCheckpoint` ends with it; type `bind` names none.
+            if let checkpoint = bind.checkpoint {
+                writer.write(checkpoint.serverVersion)
+                writer.write(checkpoint.digest)
+            }
         case .upload(let upload):
             writer.write(MessageType.upload)
             writer.write(upload.sessionID)
@@ -65,18 +70,23 @@ extension ClientMessage {
             case let tag: throw .unknownTag("WireCredential", tag)
             }
             self = .hello(Hello(protocolVersion: version, credential: credential))
-        case MessageType.bind:
+        case MessageType.bind, MessageType.bindWithCheckpoint:
             let sessionID = try reader.readUInt32()
             let partition = try reader.readString()
             let clientFileID = try reader.readUInt64()
             let downloadedVersion = try reader.readUInt64()
             let historyID = try reader.readUInt64()
             let acknowledgedClientVersion = try reader.readUInt64()
+            var checkpoint: LogCheckpoint?
+            if type == MessageType.bindWithCheckpoint {
+                let version = try reader.readUInt64()
+                checkpoint = LogCheckpoint(serverVersion: version, digest: try reader.readUInt32())
+            }
             self = .bind(
                 Bind(
                     sessionID: sessionID, partition: partition, clientFileID: clientFileID,
                     downloadedVersion: downloadedVersion, historyID: historyID,
-                    acknowledgedClientVersion: acknowledgedClientVersion))
+                    acknowledgedClientVersion: acknowledgedClientVersion, checkpoint: checkpoint))
         case MessageType.upload:
             let sessionID = try reader.readUInt32()
             // Each changeset is at least a UInt64 version and a length prefix.
@@ -111,7 +121,7 @@ extension ClientMessage {
             case .apiKey(let key): 1 + 2 + 1 + EncodedSize.string(key)
             }
         case .bind(let bind):
-            1 + 4 + EncodedSize.string(bind.partition) + 8 + 8 + 8 + 8
+            1 + 4 + EncodedSize.string(bind.partition) + 8 + 8 + 8 + 8 + (bind.checkpoint == nil ? 0 : 8 + 4)
         case .upload(let upload):
             upload.changesets.reduce(1 + 4 + 4) { $0 + 8 + EncodedSize.bytes($1.data) }
         case .unbind:

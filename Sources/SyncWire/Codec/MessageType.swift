@@ -7,6 +7,10 @@ enum MessageType {
     static let unbind: UInt8 = 0x04
     static let ping: UInt8 = 0x05
     static let mark: UInt8 = 0x06
+    /// A `bind` that names `Bind.checkpoint` (protocol version 6): the fields of `bind`, then the checkpoint.
+    /// A `bind` without one keeps type `bind`, so every message has exactly one encoding and a version 4 or 5
+    /// client's `bind` is unchanged.
+    static let bindWithCheckpoint: UInt8 = 0x07
 
     static let welcome: UInt8 = 0x81
     static let download: UInt8 = 0x82

@@ -62,10 +62,17 @@ public struct Bind: Sendable, Hashable {
     /// whose log holds less of the client file lost history the client depends on: it refuses the bind
     /// with `clientResetRequired` (`historyLost`). Protocol version 3.
     public var acknowledgedClientVersion: UInt64
+    /// A changeset of this log the client holds — or its changesets feed delivered, when a `clientExpired`
+    /// reset replaced its store since — named by its server version and the CRC-32 of its bytes; usually the
+    /// one at `downloadedVersion`. `nil` when it names none (nothing held, or a client of protocol version 5
+    /// or older). A server whose log ends before that version, or holds other bytes there — restored from
+    /// an older copy of the same history (same `historyID`) and grown past the client since — refuses the
+    /// bind with `clientResetRequired` (`historyLost`). Protocol version 6.
+    public var checkpoint: LogCheckpoint?
 
     public init(
         sessionID: UInt32, partition: String, clientFileID: UInt64, downloadedVersion: UInt64, historyID: UInt64 = 0,
-        acknowledgedClientVersion: UInt64 = 0
+        acknowledgedClientVersion: UInt64 = 0, checkpoint: LogCheckpoint? = nil
     ) {
         self.sessionID = sessionID
         self.partition = partition
@@ -73,6 +80,20 @@ public struct Bind: Sendable, Hashable {
         self.downloadedVersion = downloadedVersion
         self.historyID = historyID
         self.acknowledgedClientVersion = acknowledgedClientVersion
+        self.checkpoint = checkpoint
+    }
+}
+
+/// A changeset at a version of a partition's log, as a client holds it (`Bind.checkpoint`).
+public struct LogCheckpoint: Sendable, Hashable {
+    /// Its server version (at least 1).
+    public var serverVersion: UInt64
+    /// The CRC-32 of its bytes (the same CRC-32 as `Download.acknowledgedDigests`).
+    public var digest: UInt32
+
+    public init(serverVersion: UInt64, digest: UInt32) {
+        self.serverVersion = serverVersion
+        self.digest = digest
     }
 }
 
@@ -108,10 +129,14 @@ public enum WireProtocol {
     /// the `error` message; version 3 added `Bind.historyID` and `Bind.acknowledgedClientVersion` at the end
     /// of `bind`, and `Download.historyID` at the end of `download`; version 4 added
     /// `Download.acknowledgedDigests` at the end of `download`; version 5 added the server's
-    /// `maximumMessageBytes` at the end of `welcome`.
-    public static let version: UInt16 = 5
+    /// `maximumMessageBytes` at the end of `welcome`; version 6 added `Bind.checkpoint` at the end of `bind`,
+    /// whose type is then 0x07 (a `bind` of type 0x02 names none: a version 4 or 5 one, or one with nothing
+    /// to name).
+    public static let version: UInt16 = 6
 
     /// The oldest version a server of this build still welcomes: a version 4 client gets a version 4
-    /// `welcome` (without the message limit), and every other message is the same in both.
+    /// `welcome` (without the message limit), a version 5 or 6 client the same `welcome` with it; a version
+    /// 4 or 5 client's `bind` names no checkpoint (the server then skips that check), and every other message
+    /// is the same in all three.
     public static let oldestSupportedVersion: UInt16 = 4
 }

@@ -160,13 +160,13 @@ struct HistoryTests {
     }
 
     @Test(
-        "KNOWN ISSUE: a server restored from an older copy of the same history, grown past a client that holds only others' changesets, is not noticed: the client keeps versions the server now gives other content"
+        "a server restored from an older copy of the same history, grown past a client that holds only others' changesets, is noticed: the client is reset and holds the server's log"
     )
-    func restoredCopyUnnoticedByAReader() async throws {
-        // Found by the simulation (all-faults seeds 119, 139). The restored copy keeps its history id, and the
-        // reader has no acknowledgement of its own that the log lacks: its bind (version 3, same history)
-        // passes every check, and versions 2 and 3 stay the old ones on the client. Needs the bind to name
-        // what the client holds at its version (a protocol change). `withKnownIssue` fails once it is fixed.
+    func restoredCopyNoticedByAReader() async throws {
+        // Found by the simulation (all-faults seeds 119, 139; bug 10 of docs/RELIABILITY.md). The restored copy
+        // keeps its history id, and the reader has no acknowledgement of its own that the log lacks: only the
+        // digest of what it holds at version 3 (`Bind.checkpoint`, protocol version 6) tells the server
+        // that its version 3 is another changeset. Before that, versions 2 and 3 stayed the old ones.
         let reader = TemporaryDirectory()
         let data = TemporaryDirectory()
         let backup = TemporaryDirectory()
@@ -198,9 +198,7 @@ struct HistoryTests {
         try await session.wait(for: .download)
         let expected = [1, 21, 22, 23].map { Array(payload(UInt8($0))) }
         #expect(try await restored.changesets(in: "p").map(\.data) == expected)
-        withKnownIssue("a restored server copy of the same history is not noticed by a reader (seeds 119, 139)") {
-            #expect(Collected(session.changesets).bytes == expected)
-        }
+        #expect(Collected(session.changesets).bytes == expected)
         try await app.close()
     }
 }

@@ -52,6 +52,70 @@ struct LocalStoreTests {
         }
     }
 
+    @Test(
+        "the digest named in a bind is the CRC-32 of the changeset held at the downloaded version, downloaded or own, live and after reopening"
+    )
+    func downloadedDigest() async throws {
+        try await withStorePath { path in
+            let store = try await LocalStore.open(path: path, newClientFileID: { 1 }).store
+            #expect(store.downloadedDigest == nil)
+            #expect(try await store.appendLocal([1, 2, 3]) == 1)
+            _ = try await store.appendDownload([
+                .changeset(serverVersion: 1, data: [9, 9]), .changeset(serverVersion: 2, data: [8]),
+            ])
+            #expect(store.downloadedDigest == CRC32.checksum([8]))
+            await store.file.close()
+            let reopened = try await LocalStore.open(path: path, newClientFileID: { 2 }).store
+            #expect(reopened.downloadedVersion == 2)
+            #expect(reopened.downloadedDigest == CRC32.checksum([8]))
+            _ = try await reopened.appendDownload([.acknowledged(serverVersion: 3, clientVersion: 1)])
+            #expect(reopened.downloadedDigest == CRC32.checksum([1, 2, 3]))
+            await reopened.file.close()
+            let again = try await LocalStore.open(path: path, newClientFileID: { 3 }).store
+            #expect(again.downloadedDigest == CRC32.checksum([1, 2, 3]))
+            _ = try await again.appendDownload([.changeset(serverVersion: 4, data: [7, 7, 7])])
+            await again.file.close()
+            let last = try await LocalStore.open(path: path, newClientFileID: { 4 }).store
+            #expect(last.downloadedDigest == CRC32.checksum([7, 7, 7]))
+            #expect(last.checkpoint == LogCheckpoint(serverVersion: 4, digest: CRC32.checksum([7, 7, 7])))
+            await last.file.close()
+        }
+    }
+
+    @Test(
+        "a store made by a clientExpired reset names the replaced store's history id and checkpoint (durably) until it has downloaded that far, then its own"
+    )
+    func checkpointCarriedOver() async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let oldPath = directory.url.appendingPathComponent("old.synclog").path
+        let newPath = directory.url.appendingPathComponent("new.synclog").path
+        let old = try await LocalStore.open(path: oldPath, newClientFileID: { 1 }).store
+        let records = try old.records(
+            for: [.changeset(serverVersion: 1, data: [1]), .changeset(serverVersion: 2, data: [2])], historyID: 77)
+        _ = old.apply(records, at: try await old.file.append(records.map(\.payload)))
+        let carried = LogCheckpoint(serverVersion: 2, digest: CRC32.checksum([2]))
+        #expect(old.checkpoint == carried)
+        let new = try await LocalStore.open(path: newPath, newClientFileID: { 2 }).store
+        let continuing = new.recordsContinuing(old)
+        _ = new.apply(continuing, at: try await new.file.append(continuing.map(\.payload)))
+        #expect(new.downloadedVersion == 0)
+        #expect(new.historyID == 77)
+        #expect(new.checkpoint == carried)
+        await new.file.close()
+        let reopened = try await LocalStore.open(path: newPath, newClientFileID: { 3 }).store
+        #expect(reopened.historyID == 77)
+        #expect(reopened.checkpoint == carried)
+        _ = try await reopened.appendDownload([.changeset(serverVersion: 1, data: [1])])
+        #expect(reopened.checkpoint == carried, "not downloaded that far yet")
+        _ = try await reopened.appendDownload([
+            .changeset(serverVersion: 2, data: [2]), .changeset(serverVersion: 3, data: [3]),
+        ])
+        #expect(reopened.checkpoint == LogCheckpoint(serverVersion: 3, digest: CRC32.checksum([3])))
+        await reopened.file.close()
+        await old.file.close()
+    }
+
     @Test("entries already held are skipped: nothing is stored twice")
     func duplicatesSkipped() async throws {
         try await withStorePath { path in

@@ -164,6 +164,58 @@ extension PostgresTests {
         }
 
         @Test(
+            "a database restored from an older copy of the same history, then written past a reading client again: the bind's checkpoint (other bytes at its version) gets it a historyLost reset, and it holds the restored log"
+        )
+        func databaseRestoredFromAnOlderCopyResetsAReader() async throws {
+            let url = try await TestDatabase.create()
+            let directory = TemporaryDirectory()
+            defer { directory.remove() }
+            do {
+                let store = try await openStore(url, name: "before")
+                let server = try await SyncServer.listening(configuration: .init(store: store, logLevel: .off))
+                let port = try port(of: server)
+                let writer = try await Client(tag: "before", port: port)
+                for index in 0..<3 { try await writer.write(index) }
+                try await writer.session.wait(for: .upload)
+                await writer.close()
+                // The client only reads: it holds versions 1…3 and no acknowledgement the log could lack.
+                let app = networkApp(port: port, directory)
+                let session = try await app.login(.anonymous).openSession(partition: "p")
+                let received = Collected(session.changesets)
+                try await eventually("the reader holds versions 1…3") { received.values.count == 3 }
+                try await app.close()
+                await server.stop()
+                await store.close()
+            }
+            // The database goes back to a copy taken after version 1: same partition row, same history id.
+            try await TestDatabase.admin(url) { connection, logger in
+                try await connection.query("DELETE FROM sync_changesets WHERE server_version > 1", logger: logger)
+                try await connection.query("UPDATE sync_partitions SET latest_version = 1", logger: logger)
+            }
+            let store = try await openStore(url, name: "after")
+            let server = try await SyncServer.listening(configuration: .init(store: store, logLevel: .off))
+            let port = try port(of: server)
+            let other = try await Client(tag: "other", port: port)
+            for index in 0..<5 { try await other.write(index) }
+            try await other.session.wait(for: .upload)  // the log: 6 versions, past the reader's 3
+
+            let resets = Resets()
+            let app = networkApp(port: port, directory) { $0.clientResetHandler = resets.handler }
+            let session = try await app.login(.anonymous).openSession(partition: "p")
+            let received = Collected(session.changesets)
+            try await eventually("a client reset", limit: .seconds(60)) { !resets.reasons.isEmpty }
+            #expect(resets.reasons.first == .historyLost)
+            let log = try await store.read(1...6, of: "p").map { Data($0.data) }
+            try await eventually("the client holds the restored log", limit: .seconds(60)) {
+                received.values.map(\.data).suffix(6) == log
+            }
+            try await app.close()
+            await other.close()
+            await server.stop()
+            await store.close()
+        }
+
+        @Test(
             "a database restored from an older copy of the same history, then written past the client again: a client whose acknowledged changesets it lacks gets a historyLost reset and uploads them again"
         )
         func databaseRestoredFromAnOlderCopyResetsTheClient() async throws {
