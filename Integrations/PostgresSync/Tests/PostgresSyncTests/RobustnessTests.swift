@@ -136,7 +136,7 @@ extension PostgresTests {
                 let before = try await InProcessFrontEnd.start(url, name: "before")
                 let writer = try await Client(tag: "before", port: before.port)
                 for index in 0..<3 { try await writer.write(index) }
-                try await writer.session.wait(for: .upload)
+                try await writer.allAcknowledged()
                 await writer.close()
                 // The client only reads: it holds versions 1…3 and no acknowledgement the log could lack.
                 let app = networkApp(port: before.port, directory)
@@ -171,48 +171,42 @@ extension PostgresTests {
             let directory = TemporaryDirectory()
             defer { directory.remove() }
             do {
-                let store = try await openStore(url, name: "before")
-                let server = try await SyncServer.listening(configuration: .init(store: store, logLevel: .off))
-                let port = try port(of: server)
-                let writer = try await Client(tag: "before", port: port)
+                let before = try await InProcessFrontEnd.start(url, name: "before")
+                let writer = try await Client(tag: "before", port: before.port)
                 for index in 0..<3 { try await writer.write(index) }
-                try await writer.session.wait(for: .upload)
+                try await writer.allAcknowledged()
                 await writer.close()
                 // The client only reads: it holds versions 1…3 and no acknowledgement the log could lack.
-                let app = networkApp(port: port, directory)
+                let app = networkApp(port: before.port, directory)
                 let session = try await app.login(.anonymous).openSession(partition: "p")
                 let received = Collected(session.changesets)
                 try await eventually("the reader holds versions 1…3") { received.values.count == 3 }
                 try await app.close()
-                await server.stop()
-                await store.close()
+                await before.stop()
             }
             // The database goes back to a copy taken after version 1: same partition row, same history id.
             try await TestDatabase.admin(url) { connection, logger in
                 try await connection.query("DELETE FROM sync_changesets WHERE server_version > 1", logger: logger)
                 try await connection.query("UPDATE sync_partitions SET latest_version = 1", logger: logger)
             }
-            let store = try await openStore(url, name: "after")
-            let server = try await SyncServer.listening(configuration: .init(store: store, logLevel: .off))
-            let port = try port(of: server)
-            let other = try await Client(tag: "other", port: port)
+            let after = try await InProcessFrontEnd.start(url, name: "after")
+            let other = try await Client(tag: "other", port: after.port)
             for index in 0..<5 { try await other.write(index) }
-            try await other.session.wait(for: .upload)  // the log: 6 versions, past the reader's 3
+            try await other.allAcknowledged()  // the log: 6 versions, past the reader's 3
 
             let resets = Resets()
-            let app = networkApp(port: port, directory) { $0.clientResetHandler = resets.handler }
+            let app = networkApp(port: after.port, directory) { $0.clientResetHandler = resets.handler }
             let session = try await app.login(.anonymous).openSession(partition: "p")
             let received = Collected(session.changesets)
             try await eventually("a client reset", limit: .seconds(60)) { !resets.reasons.isEmpty }
             #expect(resets.reasons.first == .historyLost)
-            let log = try await store.read(1...6, of: "p").map { Data($0.data) }
+            let log = try await after.store.read(1...6, of: "p").map { Data($0.data) }
             try await eventually("the client holds the restored log", limit: .seconds(60)) {
                 received.values.map(\.data).suffix(6) == log
             }
             try await app.close()
             await other.close()
-            await server.stop()
-            await store.close()
+            await after.stop()
         }
 
         @Test(
@@ -227,7 +221,7 @@ extension PostgresTests {
                 let app = networkApp(port: before.port, directory)
                 let session = try await app.login(.anonymous).openSession(partition: "p")
                 for index in 0..<3 { try await session.write(Data("mine \(index)".utf8)) }
-                try await session.wait(for: .upload)
+                try await eventually("every write acknowledged") { session.pendingWrites.value.isEmpty }
                 try await app.close()
                 await before.stop()
             }
@@ -245,7 +239,7 @@ extension PostgresTests {
             try await eventually("the lost changesets uploaded again", limit: .seconds(60)) {
                 try await log().contains("mine 2")
             }
-            try await session.wait(for: .upload)
+            try await eventually("every write acknowledged") { session.pendingWrites.value.isEmpty }
             let log = try await log()
             for index in 0..<3 {
                 #expect(log.filter { $0 == "mine \(index)" }.count == 1, "\(log)")
@@ -263,7 +257,7 @@ extension PostgresTests {
             let frontEnd = try await InProcessFrontEnd.start(url, name: "after")
             let other = try await Client(tag: "other", port: frontEnd.port)
             for index in 0..<5 { try await other.write(index) }
-            try await other.session.wait(for: .upload)
+            try await other.allAcknowledged()
             return (frontEnd, other)
         }
 

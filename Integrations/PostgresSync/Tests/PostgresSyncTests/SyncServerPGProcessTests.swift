@@ -157,7 +157,7 @@ extension PostgresTests {
                 writerFront = try ServerProcess(port: writerPort, database: database(url, name: "fe1"))
                 _ = try await writerFront.port()
             }
-            try await writer.session.wait(for: .upload)
+            try await writer.allAcknowledged()
             // Acknowledged, not only present: the writer's upload progress counts every byte as acknowledged.
             let totalBytes = writer.written.reduce(0) { $0 + $1.count }
             let acknowledged = try #require(uploads.values.last)
@@ -282,7 +282,7 @@ extension PostgresTests {
                 }
             }
             try await writing.value
-            try await writer.session.wait(for: .upload)
+            try await writer.allAcknowledged()
             try await eventually("the reader holds all \(total)", limit: .seconds(120)) {
                 reader.received.values.count >= total
             }

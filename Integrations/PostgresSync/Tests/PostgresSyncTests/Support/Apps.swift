@@ -63,6 +63,14 @@ final class Client: @unchecked Sendable {
         try await session.write(data)
     }
 
+    /// Waits (with a deadline, naming this client) until every write is acknowledged: a stuck upload fails
+    /// the test and says whose, where a bare `wait(for: .upload)` would hang until the suite's limit.
+    func allAcknowledged(limit: Duration = .seconds(60)) async throws {
+        try await eventually("\(tag) has every write acknowledged", limit: limit) {
+            session.pendingWrites.value.isEmpty
+        }
+    }
+
     /// Whether `changeset` is one of this client's own.
     func isOwn(_ data: [UInt8]) -> Bool { data.starts(with: Array("\(tag) #".utf8)) }
 
@@ -101,10 +109,6 @@ extension Client {
             }
             try await group.waitForAll()
         }
-        for writer in writers {
-            try await eventually("\(writer.tag) has every write acknowledged") {
-                writer.session.pendingWrites.value.isEmpty
-            }
-        }
+        for writer in writers { try await writer.allAcknowledged() }
     }
 }
