@@ -270,6 +270,36 @@ struct ClientResetTests {
     }
 
     @Test(
+        "a forgotten client file whose bind saw client versions acknowledged that the log lacks (a server restored from an older copy) gets historyLost, not clientExpired"
+    )
+    func forgottenWithAcknowledgementsTheLogLacks() async throws {
+        // Simulation seed 2318 (finding 14 of docs/RELIABILITY.md): the checkpoint's changeset matched, the
+        // expiry answered clientExpired, and the reset's changesets feed carried on past versions the restored
+        // log had given other content.
+        let clock = TestClock()
+        let server = try await server(clock)
+        try await visit(server, clientFileID: 1, uploading: 2)  // client versions 1, 2 at server versions 1, 2
+        clock.advance(days: 31)
+        func bind(acknowledged: UInt64) async throws -> ClientResetDetails? {
+            let client = try await TestClient.welcomed(to: server)
+            client.send(
+                .bind(
+                    Bind(
+                        sessionID: 4, partition: "p", clientFileID: 1, downloadedVersion: 2,
+                        acknowledgedClientVersion: acknowledged)))
+            return try await client.nextError().clientReset
+        }
+        let lost = ClientResetDetails(reason: .historyLost, serverVersion: 2, lastIntegratedClientVersion: 2)
+        // Client version 3 was acknowledged by a log the server no longer has: history lost, as the bind
+        // that forgets the client file and as any later one.
+        #expect(try await bind(acknowledged: 3) == lost)
+        #expect(
+            try await bind(acknowledged: 2)
+                == ClientResetDetails(reason: .clientExpired, serverVersion: 2, lastIntegratedClientVersion: 2))
+        #expect(try await bind(acknowledged: 3) == lost)
+    }
+
+    @Test(
         "a re-upload of an integrated client version with other bytes (a copied client file) gets clientResetRequired after the last matching version; an identical one is still dropped"
     )
     func divergedReupload() async throws {

@@ -71,6 +71,19 @@ extension ServerCore {
         guard let version = partition.clientFiles.expired[id] else {
             return acknowledgementRefusal(for: bind, in: partition)
         }
+        // A forgotten client file that saw client versions acknowledged beyond what the log held when it was
+        // forgotten: the log was restored from an older copy since (history lost, whatever the checkpoint's
+        // one changeset says). Told `clientExpired`, its reset would carry the feed on past versions the log
+        // may have given other content (finding 14 of docs/RELIABILITY.md, seed 2318).
+        if bind.acknowledgedClientVersion > version {
+            return (
+                "client file \(id) saw client version \(bind.acknowledgedClientVersion) of \(partition.name) "
+                    + "acknowledged, but the server's log held it only up to \(version) when it forgot the client "
+                    + "file (the server lost history): the client must be reset",
+                ClientResetDetails(
+                    reason: .historyLost, serverVersion: partition.latestVersion, lastIntegratedClientVersion: version)
+            )
+        }
         return (
             "client file \(id) of \(partition.name) was offline longer than \(tracking.maximumText) and "
                 + "the server forgot it: the client must be reset",
