@@ -135,14 +135,18 @@ import Testing
     func largeAndSmallFramesOverSockets() async throws {
         let server = try await SyncServer.listening()
         let endpoint = try #require(server.webSocketEndpoint)
-        let writer = Peer(endpoint)
-        let reader = Peer(endpoint)
-        for (peer, clientFileID) in [(writer, UInt64(1)), (reader, UInt64(2))] {
+        // Each peer connects only when it is about to say hello: a peer opened early could wait out the
+        // server's hello deadline while the other one binds (a loaded TSan run saw it closed before `welcome`).
+        var peers: [Peer] = []
+        for clientFileID in [UInt64(1), 2] {
+            let peer = Peer(endpoint)
             try await peer.welcome()
             peer.connection.send(
                 .bind(Bind(sessionID: 1, partition: "p", clientFileID: clientFileID, downloadedVersion: 0)))
             _ = try await peer.nextDownload()
+            peers.append(peer)
         }
+        let (writer, reader) = (peers[0], peers[1])
         var random = SeededGenerator(seed: 23)
         let large = (0..<(4 << 20)).map { _ in UInt8.random(in: 0...255, using: &random) }
         let small = (0..<300).map { index in
