@@ -62,6 +62,8 @@ final class ChangesetFeed: Sendable {
     private let reportError: @Sendable (SyncError) -> Void
     /// Tests: called on the delivering thread after a changeset's bytes were read, before it is delivered.
     let beforeDeliveryForTests = Locked<(@Sendable (UInt64) -> Void)?>(nil)
+    /// Tests: called when `settled()` starts waiting for a delivery in flight (outside the lock).
+    let settlingForTests = Locked<(@Sendable () -> Void)?>(nil)
 
     init(file: StoreFile, reportError: @escaping @Sendable (SyncError) -> Void) {
         state = Locked(State(file: file))
@@ -99,7 +101,11 @@ final class ChangesetFeed: Sendable {
                 state.settleWaiters.append((state.generation, continuation))
                 return false
             }
-            if ready { continuation.resume() }
+            if ready {
+                continuation.resume()
+            } else if let hook = settlingForTests.withLock({ $0 }) {
+                hook()
+            }
         }
     }
 

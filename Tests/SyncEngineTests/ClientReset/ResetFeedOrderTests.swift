@@ -37,22 +37,27 @@ struct ResetFeedOrderTests {
         try await other.wait(for: .upload)
 
         let order = Locked<[String]>([])
-        let didReset = DispatchSemaphore(value: 0)
+        // Signalled by whichever comes first: `didReset` (the old code: the reset announced itself while a
+        // delivery of the old store was under way) or the reset waiting for that delivery (the fix).
+        let resetWentOn = DispatchSemaphore(value: 0)
         let resetToken = session.clientResets.subscribe(
             onValue: { event in
                 guard case .didReset = event else { return }
                 order.withLock { $0.append("didReset") }
-                didReset.signal()
+                resetWentOn.signal()
             }, onCompletion: { _ in })
         defer { resetToken.invalidate() }
+        session.engine.feed.settlingForTests.withLock { $0 = { resetWentOn.signal() } }
         // The replay of version 1 has read its bytes and holds on, as a slow thread would, until the reset
-        // announced itself (or, when the engine waits for it, for 2 seconds).
+        // went on one way or the other. It runs on the subscribing thread, which `offPool` made: blocking it
+        // holds no thread of the cooperative pool. The deadline only keeps a regression from hanging.
         let reading = Locked(false)
+        let waitedOut = Locked(false)
+        let limit = 60 * BuildFlavor.deadlineScale
         session.engine.feed.beforeDeliveryForTests.withLock {
             $0 = { _ in
                 reading.withLock { $0 = true }
-                _ = didReset.wait(timeout: .now() + .seconds(2))
-                didReset.signal()
+                if resetWentOn.wait(timeout: .now() + limit) == .timedOut { waitedOut.withLock { $0 = true } }
             }
         }
         let subscribed = Task {
@@ -68,6 +73,7 @@ struct ResetFeedOrderTests {
         let token = try await subscribed.value
         defer { token.invalidate() }
         try await eventually("reset") { order.withLock { $0.contains("didReset") } }
+        #expect(!waitedOut.withLock { $0 }, "the held delivery saw neither didReset nor the reset wait for it")
         let seen = order.withLock { $0 }
         let delivered = try #require(seen.firstIndex(of: "changeset 1"), "version 1 was delivered: \(seen)")
         #expect(delivered < seen.firstIndex(of: "didReset")!, "delivered after didReset: \(seen)")
