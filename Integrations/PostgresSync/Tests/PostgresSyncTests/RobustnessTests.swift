@@ -132,20 +132,7 @@ extension PostgresTests {
             let url = try await TestDatabase.create()
             let directory = TemporaryDirectory()
             defer { directory.remove() }
-            do {
-                let before = try await InProcessFrontEnd.start(url, name: "before")
-                let writer = try await Client(tag: "before", port: before.port)
-                for index in 0..<3 { try await writer.write(index) }
-                try await writer.allAcknowledged()
-                await writer.close()
-                // The client only reads: it holds versions 1…3 and no acknowledgement the log could lack.
-                let app = networkApp(port: before.port, directory)
-                let session = try await app.login(.anonymous).openSession(partition: "p")
-                let received = Collected(session.changesets)
-                try await eventually("the reader holds versions 1…3") { received.values.count == 3 }
-                try await app.close()
-                await before.stop()
-            }
+            try await readerHoldingThreeVersions(url, directory)
             // The database loses the log (restored from a copy without it), and others write past the
             // client's version 3 again, through a new front end.
             try await TestDatabase.admin(url) { connection, logger in
@@ -170,43 +157,22 @@ extension PostgresTests {
             let url = try await TestDatabase.create()
             let directory = TemporaryDirectory()
             defer { directory.remove() }
-            do {
-                let before = try await InProcessFrontEnd.start(url, name: "before")
-                let writer = try await Client(tag: "before", port: before.port)
-                for index in 0..<3 { try await writer.write(index) }
-                try await writer.allAcknowledged()
-                await writer.close()
-                // The client only reads: it holds versions 1…3 and no acknowledgement the log could lack.
-                let app = networkApp(port: before.port, directory)
-                let session = try await app.login(.anonymous).openSession(partition: "p")
-                let received = Collected(session.changesets)
-                try await eventually("the reader holds versions 1…3") { received.values.count == 3 }
-                try await app.close()
-                await before.stop()
-            }
+            try await readerHoldingThreeVersions(url, directory)
             // The database goes back to a copy taken after version 1: same partition row, same history id.
             try await TestDatabase.admin(url) { connection, logger in
                 try await connection.query("DELETE FROM sync_changesets WHERE server_version > 1", logger: logger)
                 try await connection.query("UPDATE sync_partitions SET latest_version = 1", logger: logger)
             }
-            let after = try await InProcessFrontEnd.start(url, name: "after")
-            let other = try await Client(tag: "other", port: after.port)
-            for index in 0..<5 { try await other.write(index) }
-            try await other.allAcknowledged()  // the log: 6 versions, past the reader's 3
-
-            let resets = Resets()
-            let app = networkApp(port: after.port, directory) { $0.clientResetHandler = resets.handler }
-            let session = try await app.login(.anonymous).openSession(partition: "p")
+            let after = try await writtenPastTheClient(url)  // the log: 6 versions, past the reader's 3
+            let (app, session) = try await reopenExpectingHistoryLost(port: after.frontEnd.port, directory)
             let received = Collected(session.changesets)
-            try await eventually("a client reset", limit: .seconds(60)) { !resets.reasons.isEmpty }
-            #expect(resets.reasons.first == .historyLost)
-            let log = try await after.store.read(1...6, of: "p").map { Data($0.data) }
+            let log = try await after.frontEnd.store.read(1...6, of: "p").map { Data($0.data) }
             try await eventually("the client holds the restored log", limit: .seconds(60)) {
                 received.values.map(\.data).suffix(6) == log
             }
             try await app.close()
-            await other.close()
-            await after.stop()
+            await after.other.close()
+            await after.frontEnd.stop()
         }
 
         @Test(
@@ -251,6 +217,22 @@ extension PostgresTests {
 
         /// A new front end on `url` ("after"), through which another client ("other") writes five
         /// changesets, acknowledged: past the version the earlier client holds.
+        /// A writer writes versions 1…3 through a front end on `url`, and a client in `directory` that only
+        /// reads downloads them: it holds versions 1…3 and no acknowledgement the log could lack.
+        private func readerHoldingThreeVersions(_ url: DatabaseURL, _ directory: TemporaryDirectory) async throws {
+            let before = try await InProcessFrontEnd.start(url, name: "before")
+            let writer = try await Client(tag: "before", port: before.port)
+            for index in 0..<3 { try await writer.write(index) }
+            try await writer.allAcknowledged()
+            await writer.close()
+            let app = networkApp(port: before.port, directory)
+            let session = try await app.login(.anonymous).openSession(partition: "p")
+            let received = Collected(session.changesets)
+            try await eventually("the reader holds versions 1…3") { received.values.count == 3 }
+            try await app.close()
+            await before.stop()
+        }
+
         private func writtenPastTheClient(
             _ url: DatabaseURL
         ) async throws -> (frontEnd: InProcessFrontEnd, other: Client) {
