@@ -10,7 +10,7 @@ public enum WebSocketOriginPolicy: Sendable, Hashable {
     case allowList(Set<String>)
 
     /// Whether a request whose `Origin` header is `origin` (`nil`: none) may be upgraded.
-    func allows(origin: String?) -> Bool {
+    public func allows(origin: String?) -> Bool {
         guard let origin else { return true }
         switch self {
         case .anyOrigin: return true

@@ -119,7 +119,7 @@ public final class NIOSyncServer: Sendable {
                         shouldUpgrade: { channel, head in
                             let accepted =
                                 (path.map { PlainHTTPHandler.path(of: head.uri) == $0 } ?? true)
-                                && originPolicy.allowsRequest(from: head.headers.first(name: "origin"))
+                                && originPolicy.allows(origin: head.headers.first(name: "origin"))
                             return channel.eventLoop.makeSucceededFuture(accepted ? HTTPHeaders() : nil)
                         },
                         upgradePipelineHandler: { channel, _ in
@@ -207,20 +207,6 @@ public enum NIOSyncServerError: Error, Sendable, CustomStringConvertible {
     public var description: String { "the server takes no in-process connections" }
 }
 
-extension WebSocketOriginPolicy {
-    /// Whether a request whose `Origin` header is `origin` (`nil`: none, not a browser) may be upgraded:
-    /// the root package's `WebSocketOriginPolicy.allows(origin:)` (internal there), by the same rule.
-    func allowsRequest(from origin: String?) -> Bool {
-        guard let origin else { return true }
-        switch self {
-        case .anyOrigin: return true
-        case .allowList(let origins):
-            let wanted = origin.lowercased()
-            return origins.contains { $0.lowercased() == wanted }
-        }
-    }
-}
-
 /// Answers plain HTTP requests (those that do not upgrade): `GET /healthz` with 200, a path other than
 /// the upgrade path (when there is one) with 404, a page whose `Origin` the policy refuses with 403,
 /// anything else with 426; then closes.
@@ -245,7 +231,7 @@ final class PlainHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
         switch unwrapInboundIn(data) {
         case .head(let head):
             path = head.uri
-            originAllowed = originPolicy.allowsRequest(from: head.headers.first(name: "origin"))
+            originAllowed = originPolicy.allows(origin: head.headers.first(name: "origin"))
         case .body: break
         case .end:
             let healthy = path == "/healthz"
