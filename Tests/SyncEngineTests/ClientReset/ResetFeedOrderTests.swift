@@ -15,26 +15,11 @@ import Testing
 struct ResetFeedOrderTests {
     @Test("a changeset read from the old store before a client reset replaced it is delivered before didReset")
     func deliveryInFlightPrecedesDidReset() async throws {
-        let clock = ServerClock()
-        let server = try await forgetfulServer(clock)
         // Callbacks run on the thread that causes them (as in the simulation): the feed's replay on the
         // subscribing thread, the reset's announcement on the engine's.
-        let a = try await EngineFixture(server: server, configure: { $0.callbackExecutor = ImmediateExecutor() })
-        let b = try await EngineFixture(server: server)
-        defer {
-            a.directory.remove()
-            b.directory.remove()
-        }
-        let session = try await a.open()
-        let other = try await b.open()
-        try await other.write(payload(1))
-        try await other.wait(for: .upload)
-        try await session.wait(for: .download)
-        session.suspend()
-        try await serverNoticed(server, connections: 1)
-        clock.advance(days: 31)
-        try await other.write(payload(2))
-        try await other.wait(for: .upload)
+        let scenario = try await ExpiredReaderScenario.start(configureA: { $0.callbackExecutor = ImmediateExecutor() })
+        defer { scenario.remove() }
+        let session = scenario.session
 
         let order = Locked<[String]>([])
         // Signalled by whichever comes first: `didReset` (the old code: the reset announced itself while a
@@ -77,7 +62,6 @@ struct ResetFeedOrderTests {
         let seen = order.withLock { $0 }
         let delivered = try #require(seen.firstIndex(of: "changeset 1"), "version 1 was delivered: \(seen)")
         #expect(delivered < seen.firstIndex(of: "didReset")!, "delivered after didReset: \(seen)")
-        try await a.app.close()
-        try await b.app.close()
+        try await scenario.close()
     }
 }

@@ -50,24 +50,9 @@ struct RebindProgressTests {
         "a download registration made while suspended finishes at 1.0 after resuming runs a client reset (client expired)"
     )
     func registrationWhileSuspendedAcrossAReset() async throws {
-        let clock = ServerClock()
-        let server = try await forgetfulServer(clock)
-        let a = try await EngineFixture(server: server)
-        let b = try await EngineFixture(server: server)
-        defer {
-            a.directory.remove()
-            b.directory.remove()
-        }
-        let session = try await a.open()
-        let other = try await b.open()
-        try await other.write(payload(1, count: 300))
-        try await other.wait(for: .upload)
-        try await session.wait(for: .download)
-        session.suspend()
-        try await serverNoticed(server, connections: 1)
-        clock.advance(days: 31)
-        try await other.write(payload(2, count: 500))
-        try await other.wait(for: .upload)
+        let scenario = try await ExpiredReaderScenario.start(firstBytes: 300, secondBytes: 500)
+        defer { scenario.remove() }
+        let session = scenario.session
 
         let resets = Collected(session.clientResets)
         let registration = Collected(session.progress(for: .download, mode: .forCurrentlyOutstandingWork))
@@ -78,7 +63,6 @@ struct RebindProgressTests {
         let last = try #require(registration.values.last)
         #expect(last.isTransferComplete && last.progressEstimate == 1)
         #expect(registration.values.map(\.progressEstimate) == registration.values.map(\.progressEstimate).sorted())
-        try await a.app.close()
-        try await b.app.close()
+        try await scenario.close()
     }
 }
