@@ -103,14 +103,19 @@ import Testing
         token.invalidate()
     }
 
-    @Test func stateMachineTakesOneValueOfEachBufferPerCombination() {
-        var machine = ZipStateMachine<[FIFO<Int>], [Int], MarbleError>(
+    /// Zip's state machine for two inputs buffered in FIFOs, combining into `[first, second]`.
+    static func twoInputMachine() -> ZipStateMachine<[FIFO<Int>], [Int], MarbleError> {
+        ZipStateMachine(
             buffers: [FIFO(), FIFO()],
             inputCount: 2,
             isReady: { $0.allSatisfy { !$0.isEmpty } },
             take: { buffers in buffers.indices.map { buffers[$0].popFirst()! } },
             isBufferEmpty: { $0[$1].isEmpty }
         )
+    }
+
+    @Test func stateMachineTakesOneValueOfEachBufferPerCombination() {
+        var machine = Self.twoInputMachine()
         let first = machine.valueReceived(0) { $0[0].append(1) }
         let second = machine.valueReceived(0) { $0[0].append(2) }
         let third = machine.valueReceived(1) { $0[1].append(10) }
@@ -126,13 +131,7 @@ import Testing
         // An event no state can receive breaks the stream contract: it traps with a message instead of
         // being dropped silently.
         await #expect(processExitsWith: .failure) {
-            var machine = ZipStateMachine<[FIFO<Int>], [Int], MarbleError>(
-                buffers: [FIFO(), FIFO()],
-                inputCount: 2,
-                isReady: { $0.allSatisfy { !$0.isEmpty } },
-                take: { buffers in buffers.indices.map { buffers[$0].popFirst()! } },
-                isBufferEmpty: { $0[$1].isEmpty }
-            )
+            var machine = Self.twoInputMachine()
             _ = machine.valueReceived(0) { $0[0].append(1) }
             _ = machine.completed(0, .finished)
             _ = machine.valueReceived(0) { $0[0].append(2) }
