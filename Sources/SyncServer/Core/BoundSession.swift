@@ -10,6 +10,9 @@ final class BoundSession {
     let sessionID: UInt32
     let partition: Partition
     let clientFileID: UInt64
+    /// Whether the credential may upload to the partition (`PartitionPermission.write`), decided once at
+    /// the bind rather than for every upload.
+    let mayUpload: Bool
     /// The next server version to send.
     var nextVersion: UInt64
     /// Cleared when the session is unbound, its connection ends, or it fails; its pump then stops.
@@ -23,12 +26,13 @@ final class BoundSession {
 
     init(
         connection: ConnectionHandle, sessionID: UInt32, partition: Partition, clientFileID: UInt64,
-        from version: UInt64
+        mayUpload: Bool, from version: UInt64
     ) {
         self.connection = connection
         self.sessionID = sessionID
         self.partition = partition
         self.clientFileID = clientFileID
+        self.mayUpload = mayUpload
         nextVersion = version + 1
     }
 

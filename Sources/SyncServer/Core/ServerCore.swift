@@ -86,7 +86,7 @@ actor ServerCore {
             case .bind(let bind):
                 await self.bind(bind, on: connection, access: access)
             case .upload(let upload):
-                await self.upload(upload, on: connection, access: access)
+                await self.upload(upload, on: connection)
             case .unbind(let sessionID):
                 unbind(sessionID, on: connection)
             case .ping(let id):
@@ -244,6 +244,7 @@ actor ServerCore {
             sessionID: sessionID,
             partition: partition,
             clientFileID: bind.clientFileID,
+            mayUpload: permission == .write,
             from: bind.downloadedVersion
         )
         connection.sessions[sessionID] = session
@@ -256,12 +257,12 @@ actor ServerCore {
         startPump(session)
     }
 
-    private func upload(_ upload: Upload, on connection: ConnectionState, access: PartitionAccess) async {
+    private func upload(_ upload: Upload, on connection: ConnectionState) async {
         let sessionID = upload.sessionID
         guard let session = connection.sessions[sessionID] else {
             return reject(sessionID, on: connection, .unknownSession, "session \(sessionID) is not bound")
         }
-        guard access.permission(for: session.partition.name) == .write else {
+        guard session.mayUpload else {
             return failSession(
                 session, on: connection, .permissionDenied,
                 "the credential may read \(session.partition.name) but not upload to it")
