@@ -9,6 +9,8 @@ let package = Package(
         .library(name: "SyncEngine", targets: ["SyncEngine"]),
         .library(name: "SyncServer", targets: ["SyncServer"]),
         .library(name: "SyncTesting", targets: ["SyncTesting"]),
+        // The test support below, for the integration packages' tests (not for apps).
+        .library(name: "SyncTestSupport", targets: ["TestSupport"]),
         .executable(name: "sync-spinner", targets: ["sync-spinner"]),
         .executable(name: "sync-server", targets: ["sync-server"]),
     ],

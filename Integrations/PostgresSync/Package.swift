@@ -54,6 +54,7 @@ let package = Package(
                 .product(name: "SyncServer", package: "SyncStreams"),
                 .product(name: "SyncEngine", package: "SyncStreams"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "SyncTestSupport", package: "SyncStreams"),
             ]
         ),
     ],

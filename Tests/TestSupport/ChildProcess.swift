@@ -14,18 +14,18 @@ import SyncStreams
 /// thread of its own, the exit arrives through `terminationHandler`, and a wait is a continuation resumed
 /// by whichever comes first, the exit or a dispatch timer. The exit counts once the process ended and
 /// both pipes reached their end (its children, if any, closed them too), so its whole output is there.
-package final class ChildProcess: Sendable {
-    package struct TimedOut: Error, CustomStringConvertible {
-        package var description: String
+public final class ChildProcess: Sendable {
+    public struct TimedOut: Error, CustomStringConvertible {
+        public var description: String
     }
 
     /// A signal to send once the output so far satisfies a condition.
-    package struct SignalTrigger: Sendable {
+    public struct SignalTrigger: Sendable {
         let signal: Int32
         let when: @Sendable (_ stdout: String) -> Bool
 
         /// Sends `signal` as soon as `when(stdout)` holds, from the thread that reads standard output.
-        package init(_ signal: Int32, when: @escaping @Sendable (_ stdout: String) -> Bool) {
+        public init(_ signal: Int32, when: @escaping @Sendable (_ stdout: String) -> Bool) {
             self.signal = signal
             self.when = when
         }
@@ -44,11 +44,15 @@ package final class ChildProcess: Sendable {
         var trigger: SignalTrigger?
     }
 
-    package let process = Process()
+    public let process = Process()
     private let state = Locked(State())
 
+    /// How long a wait on this process (`waitForOutput`, `port`, `stop`, `waitForExit`) lasts when the call
+    /// names no deadline.
+    public let defaultDeadline: Duration
+
     /// The executable `name` built beside the test bundle (the test target depends on its product).
-    package static func built(_ name: String) -> URL {
+    public static func built(_ name: String) -> URL {
         let directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
         let beside = directory.appendingPathComponent(name)
         if FileManager.default.fileExists(atPath: beside.path) { return beside }
@@ -56,10 +60,12 @@ package final class ChildProcess: Sendable {
     }
 
     /// Starts `executable` with `arguments` (and `environment`, default: this process's), standard input
-    /// from `/dev/null`.
-    package init(
-        _ executable: URL, _ arguments: [String], environment: [String: String]? = nil, trigger: SignalTrigger? = nil
+    /// from `/dev/null`; its waits last `defaultDeadline` unless a call names another.
+    public init(
+        _ executable: URL, _ arguments: [String], environment: [String: String]? = nil, trigger: SignalTrigger? = nil,
+        defaultDeadline: Duration = .seconds(60)
     ) throws {
+        self.defaultDeadline = defaultDeadline
         process.executableURL = executable
         process.arguments = arguments
         if let environment { process.environment = environment }
@@ -122,19 +128,20 @@ package final class ChildProcess: Sendable {
         for waiter in waiters { waiter.resume(returning: status) }
     }
 
-    package var stdout: String { state.withLock { String(decoding: $0.stdout, as: UTF8.self) } }
-    package var stderr: String { state.withLock { String(decoding: $0.stderr, as: UTF8.self) } }
-    package var processIdentifier: Int32 { process.processIdentifier }
-    package var hasExited: Bool { state.withLock { $0.status != nil } }
+    public var stdout: String { state.withLock { String(decoding: $0.stdout, as: UTF8.self) } }
+    public var stderr: String { state.withLock { String(decoding: $0.stderr, as: UTF8.self) } }
+    public var processIdentifier: Int32 { process.processIdentifier }
+    public var hasExited: Bool { state.withLock { $0.status != nil } }
 
     /// How the process ended: `.exit` with a status or `.uncaughtSignal` (after the exit).
-    package var terminationReason: Process.TerminationReason { process.terminationReason }
+    public var terminationReason: Process.TerminationReason { process.terminationReason }
 
-    /// Waits (at most `deadline`) until `condition(stdout)` holds; throws if the process exits first.
-    package func waitForOutput(
-        _ what: String, deadline: Duration = .seconds(60), _ condition: (String) -> Bool
+    /// Waits (at most `deadline`, default: `defaultDeadline`) until `condition(stdout)` holds; throws if the
+    /// process exits first.
+    public func waitForOutput(
+        _ what: String, deadline: Duration? = nil, _ condition: (String) -> Bool
     ) async throws {
-        let end = ContinuousClock.now + deadline
+        let end = ContinuousClock.now + (deadline ?? defaultDeadline)
         while !condition(stdout) {
             guard !hasExited else { throw TimedOut(description: "exited before \(what): \(stdout) \(stderr)") }
             guard ContinuousClock.now < end else { throw TimedOut(description: "no \(what): \(stdout) \(stderr)") }
@@ -142,14 +149,16 @@ package final class ChildProcess: Sendable {
         }
     }
 
-    /// Sends `signal` and waits (at most `deadline`) for the exit; its status.
-    package func stop(_ signal: Int32, deadline: Duration = .seconds(60)) async throws -> Int32 {
+    /// Sends `signal` and waits (at most `deadline`, default: `defaultDeadline`) for the exit; its status.
+    public func stop(_ signal: Int32, deadline: Duration? = nil) async throws -> Int32 {
         kill(process.processIdentifier, signal)
         return try await waitForExit(deadline: deadline)
     }
 
-    /// The exit status, waiting at most `deadline`; past it the process is killed and this throws.
-    package func waitForExit(deadline: Duration = .seconds(60)) async throws -> Int32 {
+    /// The exit status, waiting at most `deadline` (default: `defaultDeadline`); past it the process is
+    /// killed and this throws.
+    public func waitForExit(deadline: Duration? = nil) async throws -> Int32 {
+        let deadline = deadline ?? defaultDeadline
         let state = self.state
         let status = await withCheckedContinuation { (continuation: CheckedContinuation<Int32?, Never>) in
             let id = state.withLock { state -> UInt64? in

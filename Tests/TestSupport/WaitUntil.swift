@@ -1,27 +1,27 @@
 /// A condition a test waited for did not come true before its deadline.
-package struct WaitTimedOut: Error, CustomStringConvertible {
-    package let what: String
-    package let limit: Duration
+public struct WaitTimedOut: Error, CustomStringConvertible {
+    public let what: String
+    public let limit: Duration
 
-    package init(what: String, limit: Duration) {
+    public init(what: String, limit: Duration) {
         self.what = what
         self.limit = limit
     }
 
-    package var description: String { "timed out after \(limit) waiting for \(what)" }
+    public var description: String { "timed out after \(limit) waiting for \(what)" }
 }
 
 /// The default deadline of a wait, before scaling: 20 s, so that even scaled under ThreadSanitizer (60 s)
 /// it stays clearly inside the shortest suite time limit (2 minutes), and a regression reports "timed out
 /// waiting for X" rather than a bare time limit.
-package let defaultWaitSeconds: Double = 20
+public let defaultWaitSeconds: Double = 20
 
 /// The one deadline wait of the suite: polls `condition` until it holds, off nothing (it sleeps between
 /// polls, so it never holds a thread of the cooperative pool), and throws `WaitTimedOut` naming `what`
 /// once `seconds` (multiplied by `BuildFlavor.deadlineScale` under a sanitizer) have passed and one last
 /// check after the deadline still fails. A deadline here is a generous bound for work other threads do,
 /// never a measurement: nothing asserts how long the wait took.
-package func waitUntil(
+public func waitUntil(
     _ what: String,
     seconds: Double = defaultWaitSeconds,
     _ condition: () async throws -> Bool
@@ -38,7 +38,7 @@ package func waitUntil(
 }
 
 /// `waitUntil` with its deadline as a `Duration` (scaled the same way).
-package func waitUntil(
+public func waitUntil(
     _ what: String,
     limit: Duration,
     _ condition: () async throws -> Bool
@@ -47,7 +47,7 @@ package func waitUntil(
 }
 
 /// The same wait under the name most engine and network tests use.
-package func eventually(
+public func eventually(
     _ what: String,
     seconds: Double = defaultWaitSeconds,
     _ condition: () async throws -> Bool
@@ -56,7 +56,7 @@ package func eventually(
 }
 
 /// The same wait under the name most engine and network tests use, its deadline a `Duration`.
-package func eventually(
+public func eventually(
     _ what: String,
     limit: Duration,
     _ condition: () async throws -> Bool

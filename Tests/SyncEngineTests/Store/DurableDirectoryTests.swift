@@ -1,6 +1,7 @@
 import Foundation
 import SyncServer
 import SyncStorage
+import TestSupport
 import Testing
 
 @testable import SyncEngine

@@ -1,6 +1,7 @@
 import Foundation
 import SyncStorage
 import SyncWire
+import TestSupport
 import Testing
 
 @testable import SyncEngine

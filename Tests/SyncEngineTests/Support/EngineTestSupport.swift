@@ -7,24 +7,6 @@ import Testing
 
 @testable import SyncEngine
 
-/// A fresh directory under the system's temporary directory, removed by `remove()`.
-struct TemporaryDirectory {
-    let url: URL
-
-    init() {
-        url = FileManager.default.temporaryDirectory
-            .appendingPathComponent("SyncEngineTests-\(UUID().uuidString)", isDirectory: true)
-        try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    }
-
-    func remove() { try? FileManager.default.removeItem(at: url) }
-}
-
-struct TimedOut: Error, CustomStringConvertible {
-    let what: String
-    var description: String { "timed out waiting for \(what)" }
-}
-
 /// An app on its own temporary directory, against `server`, with test-friendly settings.
 func makeApp(
     server: SyncEndpoint,
@@ -63,24 +45,6 @@ struct EngineTiming {
     var connectTimeout: Duration = .seconds(120)
     var pingInterval: Duration = .seconds(60)
     var pongTimeout: Duration = .seconds(120)
-}
-
-/// Collects a stream's values for assertions.
-final class Collected<Value: Sendable>: Sendable {
-    private let storage: Locked<(values: [Value], finished: Bool)>
-    let token: SubscriptionToken
-
-    init<S: SyncStream>(_ stream: S) where S.Output == Value {
-        let storage = Locked<(values: [Value], finished: Bool)>(([], false))
-        self.storage = storage
-        token = stream.subscribe(
-            onValue: { value in storage.withLock { $0.values.append(value) } },
-            onCompletion: { _ in storage.withLock { $0.finished = true } }
-        )
-    }
-
-    var values: [Value] { storage.withLock { $0.values } }
-    var isFinished: Bool { storage.withLock { $0.finished } }
 }
 
 /// A transport over `InMemoryTransport` that injects faults: refusing or holding connection attempts,

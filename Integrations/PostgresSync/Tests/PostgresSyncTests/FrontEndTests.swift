@@ -2,6 +2,7 @@ import Foundation
 import PostgresSync
 import SyncEngine
 import SyncServer
+import TestSupport
 import Testing
 
 extension PostgresTests {

@@ -2,6 +2,7 @@ import Foundation
 import PostgresNIO
 import PostgresSync
 import SyncServer
+import TestSupport
 import Testing
 
 /// Every test that needs PostgreSQL, one at a time (one restarts the cluster under the others' feet

@@ -3,6 +3,7 @@ import PostgresNIO
 import PostgresSync
 import SyncEngine
 import SyncServer
+import TestSupport
 import Testing
 
 #if canImport(Glibc)

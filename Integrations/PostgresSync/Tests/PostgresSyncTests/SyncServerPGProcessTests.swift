@@ -2,6 +2,7 @@ import Foundation
 import PostgresSync
 import SyncEngine
 import SyncServer
+import TestSupport
 import Testing
 
 /// `sync-server-pg`'s command line, without a database.
@@ -18,17 +19,17 @@ struct SyncServerPGCommandLineTests {
             ["--port"],
         ])
     func usage(arguments: [String]) async throws {
-        let server = try ServerProcess(arguments)
+        let server = try ChildProcess(syncServerPG: arguments)
         #expect(try await server.waitForExit() == 64)
-        #expect(await server.printed("usage: sync-server-pg", standardError: true), "\(server.stderr)")
+        #expect(server.stderr.contains("usage: sync-server-pg"), "\(server.stderr)")
     }
 
     @Test("--help lists every option and exits 0")
     func help() async throws {
-        let server = try ServerProcess(["--help"])
+        let server = try ChildProcess(syncServerPG: ["--help"])
         #expect(try await server.waitForExit() == 0)
         for option in ["--port", "--database", "--host", "--api-keys", "--max-message-bytes", "--log-level"] {
-            #expect(await server.printed(option), "\(option)")
+            #expect(server.stdout.contains(option), "\(option)")
         }
     }
 
@@ -52,10 +53,10 @@ struct SyncServerPGCommandLineTests {
         try #require(bound)
         let port = Int(UInt16(bigEndian: address.sin_port))
         try #require(port != 0)
-        let server = try ServerProcess(port: 0, database: "postgres://nobody@127.0.0.1:\(port)/none")
+        let server = try ChildProcess(port: 0, database: "postgres://nobody@127.0.0.1:\(port)/none")
         #expect(try await server.waitForExit() == 1)
         #expect(
-            await server.printed("cannot open postgres://nobody@127.0.0.1:\(port)/none", standardError: true),
+            server.stderr.contains("cannot open postgres://nobody@127.0.0.1:\(port)/none"),
             "\(server.stderr)")
         #expect(!server.stdout.contains("ws://"))
     }
@@ -93,20 +94,20 @@ extension PostgresTests {
         func signalRightAfterTheURLLine(signal: Int32) async throws {
             let url = try await TestDatabase.create()
             for round in 1...5 {
-                let server = try ServerProcess(port: 0, database: url.description, signalOnURL: signal)
+                let server = try ChildProcess(port: 0, database: url.description, signalOnURL: signal)
                 let status = try await server.waitForExit()
                 #expect(
                     status == 0 && server.process.terminationReason == .exit,
                     "round \(round): status \(status), \(server.process.terminationReason == .exit ? "exited" : "killed by a signal"); \(server.stderr)"
                 )
-                #expect(await server.printed("sync-server-pg stopped"), "round \(round)")
+                #expect(server.stdout.contains("sync-server-pg stopped"), "round \(round)")
             }
         }
 
         @Test("it prints its ws:// URL, serves, and on SIGTERM closes connections with 1001 and exits 0")
         func serveAndStop() async throws {
             let url = try await TestDatabase.create()
-            let server = try ServerProcess(port: 0, database: url.description)
+            let server = try ChildProcess(port: 0, database: url.description)
             let port = try await server.port()
             #expect(server.stdout.contains("sync-server-pg listening on ws://127.0.0.1:\(port)"))
             let connection = WebSocketTransport().connect(to: .webSocket(host: "127.0.0.1", port: port))
@@ -123,7 +124,7 @@ extension PostgresTests {
                 return
             }
             #expect(reason.contains("1001"), "\(reason)")
-            #expect(await server.printed("sync-server-pg stopped"))
+            #expect(server.stdout.contains("sync-server-pg stopped"))
         }
 
         @Test(
@@ -131,9 +132,9 @@ extension PostgresTests {
         )
         func killedAndRestarted() async throws {
             let url = try await TestDatabase.create()
-            var writerFront = try ServerProcess(port: 0, database: database(url, name: "fe1"))
+            var writerFront = try ChildProcess(port: 0, database: database(url, name: "fe1"))
             let writerPort = try await writerFront.port()
-            let readerFront = try ServerProcess(port: 0, database: database(url, name: "fe2"))
+            let readerFront = try ChildProcess(port: 0, database: database(url, name: "fe2"))
             // A 24 KiB upload window (a few changesets in flight at once): each hundred goes up in many round
             // trips, and the kill lands among them.
             let writer = try await Client(tag: "w", port: writerPort, uploadWindowBytes: 24 * 1024)
@@ -154,7 +155,7 @@ extension PostgresTests {
                 let stored = try await log(url).count
                 #expect(
                     stored > batch.lowerBound && stored < batch.upperBound, "\(stored) of \(batch.upperBound) stored")
-                writerFront = try ServerProcess(port: writerPort, database: database(url, name: "fe1"))
+                writerFront = try ChildProcess(port: writerPort, database: database(url, name: "fe1"))
                 _ = try await writerFront.port()
             }
             try await writer.allAcknowledged()
@@ -184,8 +185,8 @@ extension PostgresTests {
         func databaseRestartedUnderLoad() async throws {
             let url = try await TestDatabase.create()
             let fronts = [
-                try ServerProcess(port: 0, database: database(url, name: "fe1")),
-                try ServerProcess(port: 0, database: database(url, name: "fe2")),
+                try ChildProcess(port: 0, database: database(url, name: "fe1")),
+                try ChildProcess(port: 0, database: database(url, name: "fe2")),
             ]
             var ports: [Int] = []
             for front in fronts { ports.append(try await front.port()) }
@@ -260,8 +261,8 @@ extension PostgresTests {
         @Test("a front end whose listening connection is terminated three times sends its clients every changeset")
         func listenerTerminated() async throws {
             let url = try await TestDatabase.create()
-            let writerFront = try ServerProcess(port: 0, database: database(url, name: "fe1"))
-            let readerFront = try ServerProcess(port: 0, database: database(url, name: "fe2"))
+            let writerFront = try ChildProcess(port: 0, database: database(url, name: "fe1"))
+            let readerFront = try ChildProcess(port: 0, database: database(url, name: "fe2"))
             let writer = try await Client(tag: "w", port: try await writerFront.port())
             let reader = try await Client(tag: "r", port: try await readerFront.port())
             let total = 240

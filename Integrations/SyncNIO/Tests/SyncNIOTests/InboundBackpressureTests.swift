@@ -1,6 +1,7 @@
 import Foundation
 import NIOConcurrencyHelpers
 import SyncServer
+import TestSupport
 import Testing
 
 @testable import SyncNIO

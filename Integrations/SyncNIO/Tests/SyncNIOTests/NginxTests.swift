@@ -1,6 +1,7 @@
 import Foundation
 import SyncEngine
 import SyncNIO
+import TestSupport
 import Testing
 
 /// The documented deployment (docs/Server.md, "TLS"): the root package's `sync-server` behind a real

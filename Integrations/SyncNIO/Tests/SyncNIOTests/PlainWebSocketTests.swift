@@ -4,6 +4,7 @@ import NIOPosix
 import SyncEngine
 import SyncNIO
 import SyncServer
+import TestSupport
 import Testing
 
 /// `ws://` with paths, and both stacks against each other: the NIO client with the root package's server,

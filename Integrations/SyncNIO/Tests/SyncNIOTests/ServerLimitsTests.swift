@@ -2,6 +2,7 @@ import Foundation
 import NIOCore
 import SyncNIO
 import SyncServer
+import TestSupport
 import Testing
 
 /// `NIOSyncServer`'s limits before and after the upgrade, as the root `sync-server`'s (docs/Server.md,

@@ -1,6 +1,7 @@
 import Foundation
 import SyncEngine
 import SyncNIO
+import TestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -15,7 +16,7 @@ struct ServerProcessTests {
     @Test func syncServerNIOServesWSSFromItsCertificateAndStopsCleanly() async throws {
         let certificates = try await TestCertificates.shared()
         let data = TemporaryDirectory()
-        let server = try ServerProcess([
+        let server = try ChildProcess(syncServerNIO: [
             "--port", "0", "--data", data.url.path, "--tls-cert", certificates.server.certificate,
             "--tls-key", certificates.server.key, "--path", "/sync",
         ])
@@ -36,7 +37,7 @@ struct ServerProcessTests {
         await writer.close()
         await reader.close()
         #expect(try await server.stop(SIGTERM) == 0)
-        #expect(await server.printed("sync-server-nio stopped"))
+        #expect(server.stdout.contains("sync-server-nio stopped"))
         // The log is sync-server's file store: the changeset is in the data directory.
         let files = try FileManager.default.subpathsOfDirectory(atPath: data.url.path)
         #expect(!files.isEmpty)
@@ -45,14 +46,14 @@ struct ServerProcessTests {
 
     @Test func anAnonymousServerRefusesBrowserPagesUnlessAllowedByAllowOrigin() async throws {
         let data = TemporaryDirectory()
-        let strict = try ServerProcess(["--port", "0", "--data", data.url.path])
+        let strict = try ChildProcess(syncServerNIO: ["--port", "0", "--data", data.url.path])
         let strictPort = try await strict.port()
         #expect(
             try await ServerLimitsTests.statusLine(port: strictPort, origin: "https://app.example.com")
                 .hasPrefix("HTTP/1.1 403"))
         #expect(try await ServerLimitsTests.statusLine(port: strictPort, origin: nil).hasPrefix("HTTP/1.1 101"))
         #expect(try await strict.stop(SIGTERM) == 0)
-        let allowing = try ServerProcess([
+        let allowing = try ChildProcess(syncServerNIO: [
             "--port", "0", "--data", data.url.path, "--allow-origin", "https://app.example.com",
         ])
         let port = try await allowing.port()
@@ -67,19 +68,19 @@ struct ServerProcessTests {
     }
 
     @Test func aCertificateWithoutAKeyIsAUsageError() async throws {
-        let server = try ServerProcess(["--port", "0", "--data", "/tmp/unused", "--tls-cert", "cert.pem"])
+        let server = try ChildProcess(syncServerNIO: ["--port", "0", "--data", "/tmp/unused", "--tls-cert", "cert.pem"])
         #expect(try await server.waitForExit() == 64)
-        #expect(await server.printed("--tls-cert and --tls-key go together", standardError: true))
+        #expect(server.stderr.contains("--tls-cert and --tls-key go together"))
     }
 
     @Test func anUnreadableCertificateStopsTheStartWithStatus1() async throws {
         let data = TemporaryDirectory()
-        let server = try ServerProcess([
+        let server = try ChildProcess(syncServerNIO: [
             "--port", "0", "--data", data.url.path, "--tls-cert", "/nonexistent/cert.pem", "--tls-key",
             "/nonexistent/key.pem",
         ])
         #expect(try await server.waitForExit() == 1)
-        #expect(await server.printed("cannot serve", standardError: true))
+        #expect(server.stderr.contains("cannot serve"))
         data.remove()
     }
 }

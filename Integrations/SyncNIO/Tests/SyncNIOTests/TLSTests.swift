@@ -2,6 +2,7 @@ import Foundation
 import SyncEngine
 import SyncNIO
 import SyncServer
+import TestSupport
 import Testing
 
 /// `wss://` between `NIOWebSocketTransport` and `NIOSyncServer`, with certificates made at test time.

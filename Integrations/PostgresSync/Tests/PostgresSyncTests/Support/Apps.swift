@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import SyncEngine
 import SyncServer
+import TestSupport
 
 /// An app that reaches a front end on loopback over WebSocket, with real timers and short reconnect
 /// delays, in a directory of its own.

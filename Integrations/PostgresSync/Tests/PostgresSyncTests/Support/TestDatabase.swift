@@ -1,6 +1,7 @@
 import Foundation
 import PostgresNIO
 import PostgresSync
+import TestSupport
 import Testing
 
 /// The PostgreSQL cluster the tests use: `SYNC_TEST_DATABASE_URL` (and `SYNC_TEST_PG_CTL` to stop and

@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import SyncEngine
 import SyncNIO
+import TestSupport
 
 /// An app that reaches its server through `transport` (at the transport's endpoint, or `server`), with
 /// real timers and short reconnect delays, in a directory of its own.

@@ -1,5 +1,5 @@
-import Dispatch
 import Foundation
+import TestSupport
 
 #if canImport(Glibc)
     import Glibc
@@ -38,64 +38,22 @@ struct TestCertificates: Sendable {
         }
         let directory = temporary.appendingPathComponent("\(prefix)\(getpid())")
         let script = packageDirectory.appendingPathComponent("scripts/make-test-certificates.sh")
-        let status = try await runToCompletion(
-            URL(fileURLWithPath: "/bin/bash"), [script.path, directory.path], deadline: .seconds(60))
-        guard status == 0 else { throw CertificatesFailed(status: status) }
+        let make = try ChildProcess(URL(fileURLWithPath: "/bin/bash"), [script.path, directory.path])
+        let status = try await make.waitForExit(deadline: Duration.seconds(60).scaledForBuild)
+        guard status == 0 else { throw CertificatesFailed(status: status, stderr: make.stderr) }
         return TestCertificates(directory: directory)
     }
 
     struct CertificatesFailed: Error, CustomStringConvertible {
         let status: Int32
-        var description: String { "scripts/make-test-certificates.sh exited with \(status) (is openssl installed?)" }
+        let stderr: String
+        var description: String {
+            "scripts/make-test-certificates.sh exited with \(status) (is openssl installed?): \(stderr)"
+        }
     }
 
     /// `Integrations/SyncNIO`, from this file's path.
     static let packageDirectory = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent()
-}
-
-/// Runs `executable` to its end (output discarded) and returns its exit status; throws `TimedOut` (and
-/// kills it) past `deadline`. The wait is a continuation resumed by the exit or a dispatch timer: it
-/// never blocks a thread of the cooperative pool.
-func runToCompletion(_ executable: URL, _ arguments: [String], deadline: Duration) async throws -> Int32 {
-    let process = Process()
-    process.executableURL = executable
-    process.arguments = arguments
-    process.standardInput = FileHandle.nullDevice
-    process.standardOutput = FileHandle.nullDevice
-    process.standardError = FileHandle.nullDevice
-    let once = OnceBox()
-    let status: Int32? = await withCheckedContinuation { (continuation: CheckedContinuation<Int32?, Never>) in
-        once.set(continuation)
-        process.terminationHandler = { ended in once.resume(ended.terminationStatus) }
-        do { try process.run() } catch {
-            once.resume(-1)
-            return
-        }
-        let seconds = Double(deadline.scaledForBuild.components.seconds)
-        DispatchQueue.global().asyncAfter(deadline: .now() + seconds) { once.resume(nil) }
-    }
-    guard let status else {
-        process.terminate()
-        throw TimedOut(what: "\(executable.lastPathComponent) \(arguments.joined(separator: " "))", limit: deadline)
-    }
-    return status
-}
-
-/// A continuation resumed once, by whichever of several callers comes first.
-private final class OnceBox: @unchecked Sendable {
-    // @unchecked Sendable: `continuation` is used under `lock`.
-    private let lock = NSLock()
-    private var continuation: CheckedContinuation<Int32?, Never>?
-
-    func set(_ continuation: CheckedContinuation<Int32?, Never>) { lock.withLock { self.continuation = continuation } }
-
-    func resume(_ value: Int32?) {
-        let taken = lock.withLock { () -> CheckedContinuation<Int32?, Never>? in
-            defer { continuation = nil }
-            return continuation
-        }
-        taken?.resume(returning: value)
-    }
 }
