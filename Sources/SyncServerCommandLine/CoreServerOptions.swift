@@ -3,18 +3,16 @@ import SyncServer
 /// The options every server program of this project takes — `sync-server`, `sync-server-pg`,
 /// `sync-server-nio` — parsed and checked, with the configuration they make.
 ///
-/// A program keeps one beside its own options and hands each argument to `consume(_:from:)` first (or
-/// lets `parse(_:otherOption:)` run the whole loop): a shared flag is taken with its value and checked
-/// against the ranges below (a bad value throws the `UsageError` the programs print); any other
-/// argument is left to the program.
+/// A program keeps one beside its own options (see `ServerCommandLine`, which runs the parse loop) and
+/// hands each argument to `consume(_:from:)` first: a shared flag is taken with its value and checked
+/// against the ranges below (a bad value throws the `UsageError` the programs print); any other argument
+/// is left to the program.
 ///
 /// ```swift
-/// var program = MyOptions()
-/// let core = try CoreServerOptions.parse(["--port", "0", "--data", "/srv"]) { argument, arguments throws(UsageError) in
-///     guard argument == "--data" else { return false }
-///     program.dataDirectory = try arguments.value(for: argument)
-///     return true
-/// }
+/// var core = CoreServerOptions()
+/// var arguments = ArgumentCursor(["--max-connections", "100", "--data", "/srv"])
+/// try core.consume(arguments.next()!, from: &arguments)  // true: maximumConnections == 100
+/// try core.consume(arguments.next()!, from: &arguments)  // false: "--data" is the program's
 /// ```
 public struct CoreServerOptions: Sendable, Equatable {
     /// `--port PORT`: the TCP port to listen on, 0…65535 (0: a free one). Required (`nil` only with `--help`).
@@ -62,26 +60,6 @@ public struct CoreServerOptions: Sendable, Equatable {
 
     /// The defaults: no port yet, everything else as documented on each property.
     public init() {}
-
-    /// Runs the whole parse loop over `arguments`: each one is offered to `consume(_:from:)`, then to
-    /// `otherOption` (which takes the program's own options and their values from the cursor, and returns
-    /// `false` for an argument it does not know). Throws `unknown argument <argument>` for one neither takes,
-    /// the first usage error either throws, and — unless `--help` was given — `--port is required`.
-    /// The program checks its own required options afterwards.
-    public static func parse(
-        _ arguments: [String],
-        otherOption: (_ argument: String, _ arguments: inout ArgumentCursor) throws(UsageError) -> Bool
-    ) throws(UsageError) -> CoreServerOptions {
-        var options = CoreServerOptions()
-        var cursor = ArgumentCursor(arguments)
-        while let argument = cursor.next() {
-            if try options.consume(argument, from: &cursor) { continue }
-            if try otherOption(argument, &cursor) { continue }
-            throw UsageError("unknown argument \(argument)")
-        }
-        if !options.showHelp && options.port == nil { throw UsageError("--port is required") }
-        return options
-    }
 
     /// Takes `argument` if it is one of the shared options, reading its value from `arguments` and
     /// checking it; returns `false`, having read nothing, when it is not one (the program's own, or

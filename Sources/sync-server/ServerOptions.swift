@@ -3,7 +3,8 @@ import SyncServerCommandLine
 
 /// The command line of `sync-server`, parsed and checked: the options every server takes
 /// (`CoreServerOptions`) and its own — the data directory, metrics, log format, drain, the disk's cap.
-struct ServerOptions {
+struct ServerOptions: ServerCommandLine {
+    static let programName = "sync-server"
     /// `--port`, `--host`, `--api-keys`, the limits and timeouts, `--allow-origin`, `--help`.
     var core = CoreServerOptions()
     var dataDirectory: String?
@@ -57,30 +58,25 @@ struct ServerOptions {
         exit status: 0 after a clean stop; 1 when it cannot start; 64 on bad usage.
         """
 
-    static func parse(_ arguments: [String]) throws(UsageError) -> ServerOptions {
-        var options = ServerOptions()
-        let core = try CoreServerOptions.parse(arguments) { argument, arguments throws(UsageError) in
-            switch argument {
-            case "--data": options.dataDirectory = try arguments.value(for: argument)
-            case "--log-format":
-                let text = try arguments.value(for: argument)
-                guard let format = LogFormat(rawValue: text) else {
-                    throw UsageError("--log-format must be text or json, not \(text)")
-                }
-                options.logFormat = format
-            case "--metrics-port": options.metricsPort = try arguments.port(for: argument)
-            case "--max-partitions-on-disk":
-                options.maximumPartitionsOnDisk = try arguments.integer(for: argument, in: Self.partitionsOnDiskRange)
-            case "--drain-timeout":
-                options.drainTimeout = try arguments.duration(for: argument, in: Self.drainTimeoutRange)
-            default: return false
+    mutating func consume(_ argument: String, from arguments: inout ArgumentCursor) throws(UsageError) -> Bool {
+        switch argument {
+        case "--data": dataDirectory = try arguments.value(for: argument)
+        case "--log-format":
+            let text = try arguments.value(for: argument)
+            guard let format = LogFormat(rawValue: text) else {
+                throw UsageError("--log-format must be text or json, not \(text)")
             }
-            return true
+            logFormat = format
+        case "--metrics-port": metricsPort = try arguments.port(for: argument)
+        case "--max-partitions-on-disk":
+            maximumPartitionsOnDisk = try arguments.integer(for: argument, in: Self.partitionsOnDiskRange)
+        case "--drain-timeout": drainTimeout = try arguments.duration(for: argument, in: Self.drainTimeoutRange)
+        default: return false
         }
-        options.core = core
-        if !core.showHelp {
-            guard options.dataDirectory != nil else { throw UsageError("--data is required") }
-        }
-        return options
+        return true
+    }
+
+    func validate() throws(UsageError) {
+        guard dataDirectory != nil else { throw UsageError("--data is required") }
     }
 }

@@ -13,24 +13,14 @@ import Synchronization
 
 // First, before any other thread starts (they inherit the blocked signals): SIGINT and SIGTERM are taken
 // over long before the URL line is printed, so whoever reads it may stop the server at once.
-let stopSignal = StopSignal.install(programName: "sync-server")
+let stopSignal = StopSignal.install(programName: ServerOptions.programName)
 
 func fail(_ message: String, status: Int32) -> Never {
     ProgramLog.write(.fatal, message)
     exit(status)
 }
 
-let options: ServerOptions
-do {
-    options = try ServerOptions.parse(Array(CommandLine.arguments.dropFirst()))
-} catch {
-    FileHandleOutput.standardError("sync-server: \(error)\n\n\(ServerOptions.usage)\n")
-    exit(64)
-}
-if options.core.showHelp {
-    FileHandleOutput.standardOutput(ServerOptions.usage + "\n")
-    exit(0)
-}
+let options = ServerOptions.parseOrExit()
 
 signal(SIGPIPE, SIG_IGN)
 // What the server creates — its data directory, partition logs, lock — is for its own user only (0700 and

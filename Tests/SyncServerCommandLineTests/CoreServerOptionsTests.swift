@@ -5,17 +5,31 @@ import Testing
 /// The options the server programs share, parsed in process (the programs' own tests run them as
 /// subprocesses).
 @Suite struct CoreServerOptionsTests {
-    /// Parses `arguments`, leaving to the caller only `--data DIR`; returns the shared options and what the
-    /// caller was offered.
-    private func parse(_ arguments: [String]) throws(UsageError) -> (CoreServerOptions, offered: [String]) {
+    /// A program whose only option of its own is `--data DIR`, recording what it was offered.
+    private struct Program: ServerCommandLine {
+        static let programName = "test-server"
+        static let usage = "usage: test-server --port PORT --data DIR"
+        var core = CoreServerOptions()
+        var dataDirectory: String?
         var offered: [String] = []
-        let options = try CoreServerOptions.parse(arguments) { argument, arguments throws(UsageError) in
+
+        mutating func consume(_ argument: String, from arguments: inout ArgumentCursor) throws(UsageError) -> Bool {
             offered.append(argument)
             guard argument == "--data" else { return false }
-            _ = try arguments.value(for: argument)
+            dataDirectory = try arguments.value(for: argument)
             return true
         }
-        return (options, offered)
+
+        func validate() throws(UsageError) {
+            guard dataDirectory != nil else { throw UsageError("--data is required") }
+        }
+    }
+
+    /// Parses `arguments` plus `--data d` as `Program`; returns the shared options and what the program was
+    /// offered.
+    private func parse(_ arguments: [String]) throws(UsageError) -> (CoreServerOptions, offered: [String]) {
+        let program = try Program.parse(arguments + ["--data", "d"])
+        return (program.core, program.offered.filter { $0 != "--data" })
     }
 
     @Test("each shared flag sets its option and is not offered to the program")
@@ -116,17 +130,19 @@ import Testing
         // Nothing was read: the program's value is still next.
         #expect(try cursor.value(for: argument) == "/srv/sync")
 
-        let (options, offered) = try parse(["--data", "/srv/sync", "--port", "1"])
-        #expect(offered == ["--data"])
-        #expect(options.port == 1)
+        let program = try Program.parse(["--data", "/srv/sync", "--port", "1"])
+        #expect(program.offered == ["--data"])
+        #expect(program.dataDirectory == "/srv/sync")
+        #expect(program.core.port == 1)
     }
 
-    @Test("an argument neither takes is unknown; --port is required unless --help")
+    @Test("an argument neither takes is unknown; --port, then the program's own, required unless --help")
     func unknownAndRequired() throws {
         #expect(throws: UsageError("unknown argument --bogus")) { try parse(["--port", "0", "--bogus"]) }
-        #expect(throws: UsageError("--port is required")) { try parse(["--data", "d"]) }
-        #expect(try parse(["--help"]).0.showHelp)
-        #expect(try parse(["-h"]).0.showHelp)
+        #expect(throws: UsageError("--port is required")) { try Program.parse(["--data", "d"]) }
+        #expect(throws: UsageError("--data is required")) { try Program.parse(["--port", "0"]) }
+        #expect(try Program.parse(["--help"]).core.showHelp)
+        #expect(try Program.parse(["-h"]).core.showHelp)
     }
 
     @Test(
