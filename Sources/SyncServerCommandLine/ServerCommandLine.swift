@@ -81,4 +81,11 @@ extension ServerCommandLine {
         }
         return options
     }
+
+    /// Ends the process with `status` after `<programName>: <message>` on standard error: a program that
+    /// cannot start (status 1) says why.
+    public static func fail(_ message: String, status: Int32) -> Never {
+        FileHandleOutput.standardError("\(programName): \(message)\n")
+        exit(status)
+    }
 }
