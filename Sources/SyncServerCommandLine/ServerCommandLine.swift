@@ -1,3 +1,5 @@
+import SyncServer
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)
@@ -87,5 +89,24 @@ extension ServerCommandLine {
     public static func fail(_ message: String, status: Int32) -> Never {
         FileHandleOutput.standardError("\(programName): \(message)\n")
         exit(status)
+    }
+
+    /// The first thing a server's `main` does: takes SIGINT, SIGTERM and SIGHUP over
+    /// (`StopSignal.install(programName:)`, before any other thread starts, so a signal right after the
+    /// URL line stops the server cleanly), parses the command line or exits (`parseOrExit(_:)`), and
+    /// ignores SIGPIPE (a peer gone mid-write fails that write, not the process).
+    public static func start(
+        _ arguments: [String] = Array(CommandLine.arguments.dropFirst())
+    ) -> (options: Self, stopSignal: StopSignal) {
+        let stopSignal = StopSignal.install(programName: programName)
+        let options = parseOrExit(arguments)
+        signal(SIGPIPE, SIG_IGN)
+        return (options, stopSignal)
+    }
+
+    /// `core.authentication()`, or — when the `--api-keys` file is missing or malformed — `fail` with
+    /// its error and status 1.
+    public func authenticationOrFail() -> SyncServer.Authentication {
+        do { return try core.authentication() } catch { Self.fail("\(error)", status: 1) }
     }
 }

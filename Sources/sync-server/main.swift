@@ -12,17 +12,15 @@ import Synchronization
 #endif
 
 // First, before any other thread starts (they inherit the blocked signals): SIGINT and SIGTERM are taken
-// over long before the URL line is printed, so whoever reads it may stop the server at once.
-let stopSignal = StopSignal.install(programName: ServerOptions.programName)
+// over long before the URL line is printed, so whoever reads it may stop the server at once. Then the command
+// line is parsed (bad usage exits 64, --help 0) and SIGPIPE ignored.
+let (options, stopSignal) = ServerOptions.start()
 
 func fail(_ message: String, status: Int32) -> Never {
     ProgramLog.write(.fatal, message)
     exit(status)
 }
 
-let options = ServerOptions.parseOrExit()
-
-signal(SIGPIPE, SIG_IGN)
 // What the server creates — its data directory, partition logs, lock — is for its own user only (0700 and
 // 0600): the logs hold every client's data.
 umask(0o077)
