@@ -109,4 +109,16 @@ extension ServerCommandLine {
     public func authenticationOrFail() -> SyncServer.Authentication {
         do { return try core.authentication() } catch { Self.fail("\(error)", status: 1) }
     }
+
+    /// The last thing a front end's `main` does: waits for SIGINT or SIGTERM, says
+    /// `<programName>: SIGTERM: stopping` on standard error, runs `stopping` (stop the server, close the
+    /// store), says `<programName> stopped` on standard output and exits 0.
+    @MainActor
+    public static func exitWhenStopped(by stopSignal: StopSignal, stopping: () async -> Void) async -> Never {
+        let received = await stopSignal.wait()
+        FileHandleOutput.standardError("\(programName): \(received == SIGINT ? "SIGINT" : "SIGTERM"): stopping\n")
+        await stopping()
+        FileHandleOutput.standardOutput("\(programName) stopped\n")
+        exit(0)
+    }
 }
