@@ -9,6 +9,7 @@ let package = Package(
         .library(name: "SyncEngine", targets: ["SyncEngine"]),
         .library(name: "SyncServer", targets: ["SyncServer"]),
         .library(name: "SyncTesting", targets: ["SyncTesting"]),
+        .library(name: "SyncServerCommandLine", targets: ["SyncServerCommandLine"]),
         // The test support below, for the integration packages' tests (not for apps).
         .library(name: "SyncTestSupport", targets: ["TestSupport"]),
         .executable(name: "sync-spinner", targets: ["sync-spinner"]),
@@ -33,8 +34,11 @@ let package = Package(
         // For apps' own tests: `SyncSimulator`, an in-process server, a controllable network, virtual time.
         .target(name: "SyncTesting", dependencies: ["SyncEngine", "SyncServer", "SyncStreams"]),
 
+        // What the server programs share (sync-server here, sync-server-pg and sync-server-nio in Integrations/):
+        // the shared options and their parsing, signals, unbuffered output.
+        .target(name: "SyncServerCommandLine", dependencies: ["SyncServer"]),
         // The reference server as a program: `swift run sync-server --port 0 --data DIR`.
-        .executableTarget(name: "sync-server", dependencies: ["SyncServer", "SyncStreams"]),
+        .executableTarget(name: "sync-server", dependencies: ["SyncServer", "SyncServerCommandLine", "SyncStreams"]),
 
         // The CLI example, `swift run sync-spinner`: its logic (a library, so tests can reach it) and its main.
         .target(
@@ -56,6 +60,7 @@ let package = Package(
             name: "SyncEngineTests",
             dependencies: ["SyncEngine", "SyncServer", "SyncWire", "SyncStorage", "sync-server", "TestSupport"]),
         .testTarget(name: "SyncTestingTests", dependencies: ["SyncTesting", "TestSupport"]),
+        .testTarget(name: "SyncServerCommandLineTests", dependencies: ["SyncServerCommandLine", "SyncServer"]),
         .testTarget(name: "SyncServerTests", dependencies: ["SyncServer", "SyncWire", "SyncStorage", "TestSupport"]),
         .testTarget(
             name: "SyncSpinnerTests", dependencies: ["SyncSpinnerKit", "sync-spinner", "sync-server", "TestSupport"]),

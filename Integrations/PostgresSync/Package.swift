@@ -35,7 +35,7 @@ let package = Package(
             dependencies: [
                 "PostgresSync",
                 .product(name: "SyncServer", package: "SyncStreams"),
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "SyncServerCommandLine", package: "SyncStreams"),
             ]
         ),
         // `swift run -c release pg-bench`: P8n and P12 through one and two front ends, beside sync-server.

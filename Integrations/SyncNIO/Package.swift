@@ -37,6 +37,7 @@ let package = Package(
             dependencies: [
                 "SyncNIO",
                 .product(name: "SyncServer", package: "SyncStreams"),
+                .product(name: "SyncServerCommandLine", package: "SyncStreams"),
                 .product(name: "NIOCore", package: "swift-nio"),
             ]
         ),

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import SyncServer
+import SyncServerCommandLine
 import SyncStreams
 import Synchronization
 

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import SyncServer
+import SyncServerCommandLine
 import Synchronization
 
 // `sync-server`: the reference sync server over WebSocket, with a durable file store.
@@ -11,27 +12,15 @@ import Synchronization
 #endif
 
 // First, before any other thread starts (they inherit the blocked signals): SIGINT and SIGTERM are taken
-// over long before the URL line is printed, so whoever reads it may stop the server at once.
-let stopSignal = StopSignal.install()
+// over long before the URL line is printed, so whoever reads it may stop the server at once. Then the command
+// line is parsed (bad usage exits 64, --help 0) and SIGPIPE ignored.
+let (options, stopSignal) = ServerOptions.start()
 
 func fail(_ message: String, status: Int32) -> Never {
     ProgramLog.write(.fatal, message)
     exit(status)
 }
 
-let options: ServerOptions
-do {
-    options = try ServerOptions.parse(Array(CommandLine.arguments.dropFirst()))
-} catch {
-    FileHandleOutput.standardError("sync-server: \(error)\n\n\(ServerOptions.usage)\n")
-    exit(64)
-}
-if options.showHelp {
-    FileHandleOutput.standardOutput(ServerOptions.usage + "\n")
-    exit(0)
-}
-
-signal(SIGPIPE, SIG_IGN)
 // What the server creates — its data directory, partition logs, lock — is for its own user only (0700 and
 // 0600): the logs hold every client's data.
 umask(0o077)
@@ -39,56 +28,52 @@ umask(0o077)
 DescriptorLimit.raiseToHardLimit()
 // Dispatch takes the descriptors it needs now, so that running out later fails our calls, not its own.
 await StopSignal.prepareDispatch()
-var authentication = SyncServer.Authentication.anonymousAllowed
 ProgramLog.json.store(options.logFormat == .json, ordering: .relaxed)
 let logSink = options.logFormat == .json ? JSONLogLine.sink : nil
 let logLine: @Sendable (SyncLogLevel, String) -> Void = { ProgramLog.write($0, $1) }
-if let path = options.apiKeysFile {
-    do { authentication = .apiKeys(try APIKeysFile.load(path: path)) } catch { fail("\(error)", status: 1) }
+let authentication: SyncServer.Authentication
+do { authentication = try options.core.authentication() } catch { fail("\(error)", status: 1) }
+if let path = options.core.apiKeysFile {
     for warning in APIKeysFile.warnings(path: path) {
         ProgramLog.write(.warn, warning)
     }
 }
 let store: FilePartitionStore
 do {
-    store = try FilePartitionStore(directory: options.dataDirectory!, logLevel: options.logLevel)
+    store = try FilePartitionStore(directory: options.dataDirectory!, logLevel: options.core.logLevel)
 } catch {
     fail("\(error)", status: 1)
 }
 
-let configuration = SyncServer.Configuration(
-    store: store, authentication: authentication, maximumMessageBytes: options.maximumMessageBytes,
-    maximumSessionsPerConnection: options.maximumSessionsPerConnection, maximumPartitions: options.maximumPartitions,
-    maximumIdlePartitions: options.maximumIdlePartitions, maximumPartitionsInStore: options.maximumPartitionsOnDisk,
-    maximumConnections: options.maximumConnections,
-    logLevel: options.logLevel, logger: logSink, maximumOfflineTime: options.maximumOfflineTime)
-let limits = WebSocketLimits(
-    maximumMessageBytes: options.maximumMessageBytes, handshakeTimeout: options.handshakeTimeout,
-    idleTimeout: options.idleTimeout, originPolicy: options.originPolicy)
+var configuration = options.core.configuration(store: store, authentication: authentication, logger: logSink)
+configuration.maximumPartitionsInStore = options.maximumPartitionsOnDisk
+let limits = options.core.webSocketLimits
 let server: SyncServer
 do {
     server = try await SyncServer.listening(
-        host: options.host, port: options.port!, configuration: configuration, limits: limits)
+        host: options.core.host, port: options.core.port!, configuration: configuration, limits: limits)
 } catch {
-    fail("cannot listen on \(options.host):\(options.port!): \(error)", status: 1)
+    fail("cannot listen on \(options.core.host):\(options.core.port!): \(error)", status: 1)
 }
 var metricsURL: String?
 if let metricsPort = options.metricsPort {
     do {
-        let port = try await server.serveMetrics(host: options.host, port: metricsPort)
-        metricsURL = options.host.contains(":") ? "http://[\(options.host)]:\(port)" : "http://\(options.host):\(port)"
+        let port = try await server.serveMetrics(host: options.core.host, port: metricsPort)
+        metricsURL =
+            options.core.host.contains(":")
+            ? "http://[\(options.core.host)]:\(port)" : "http://\(options.core.host):\(port)"
     } catch {
-        fail("cannot listen for metrics on \(options.host):\(metricsPort): \(error)", status: 1)
+        fail("cannot listen for metrics on \(options.core.host):\(metricsPort): \(error)", status: 1)
     }
 }
 // SIGHUP from now on reloads the keys file.
-stopSignal.onHangUp { reloadKeys(server: server, path: options.apiKeysFile, log: logLine) }
+stopSignal.onHangUp { reloadKeys(server: server, path: options.core.apiKeysFile, log: logLine) }
 guard case .webSocket(let host, let port) = server.webSocketEndpoint?.kind else { fail("no endpoint", status: 1) }
 let url = host.contains(":") ? "ws://[\(host)]:\(port)" : "ws://\(host):\(port)"
 FileHandleOutput.standardOutput(
     "sync-server listening on \(url) (data: \(options.dataDirectory!)\(metricsURL.map { "; metrics: \($0)/metrics" } ?? ""))\n"
 )
-if options.apiKeysFile == nil && !isLoopback(host) {
+if options.core.apiKeysFile == nil && !isLoopback(host) {
     ProgramLog.write(
         .warn,
         "anonymous access on \(host), which is not a loopback address: anyone who can reach "

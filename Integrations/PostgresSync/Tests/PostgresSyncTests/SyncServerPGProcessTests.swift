@@ -17,6 +17,8 @@ struct SyncServerPGCommandLineTests {
             ["--port", "0", "--database", "postgres://h/d"],
             ["--port", "0", "--database", "postgres://u@h/d?sslmode=x"],
             ["--port"],
+            ["--port", "0", "--database", "postgres://u@h/d", "--max-connections", "0"],
+            ["--port", "0", "--database", "postgres://u@h/d", "--idle-timeout", "5s"],
         ])
     func usage(arguments: [String]) async throws {
         let server = try ChildProcess(syncServerPG: arguments)
@@ -28,9 +30,29 @@ struct SyncServerPGCommandLineTests {
     func help() async throws {
         let server = try ChildProcess(syncServerPG: ["--help"])
         #expect(try await server.waitForExit() == 0)
-        for option in ["--port", "--database", "--host", "--api-keys", "--max-message-bytes", "--log-level"] {
+        for option in [
+            "--port", "--database", "--host", "--api-keys", "--max-message-bytes", "--log-level", "--max-connections",
+            "--max-sessions-per-connection", "--max-partitions", "--max-idle-partitions", "--idle-timeout",
+            "--handshake-timeout", "--allow-origin",
+        ] {
             #expect(server.stdout.contains(option), "\(option)")
         }
+    }
+
+    @Test("a shared limit out of its range exits 64 naming the option, the range and the value")
+    func limitOutOfRange() async throws {
+        let server = try ChildProcess(port: 0, database: "postgres://u@h/d", extra: ["--max-connections", "0"])
+        #expect(try await server.waitForExit() == 64)
+        #expect(
+            server.stderr.contains("--max-connections must be a whole number in 1…1000000, not 0"),
+            "\(server.stderr)")
+    }
+
+    @Test("--max-offline is refused: the PostgreSQL store keeps no client's last-seen time")
+    func maximumOfflineRefused() async throws {
+        let server = try ChildProcess(port: 0, database: "postgres://u@h/d", extra: ["--max-offline", "30d"])
+        #expect(try await server.waitForExit() == 64)
+        #expect(server.stderr.contains("--max-offline is not supported by sync-server-pg"), "\(server.stderr)")
     }
 
     @Test("a database that cannot be reached makes it exit 1 with the reason")
@@ -102,6 +124,32 @@ extension PostgresTests {
                 )
                 #expect(server.stdout.contains("sync-server-pg stopped"), "round \(round)")
             }
+        }
+
+        @Test("--max-connections 1 applies: a second connection is refused with 503 while the first is open")
+        func maximumConnectionsApplies() async throws {
+            let url = try await TestDatabase.create()
+            let server = try ChildProcess(port: 0, database: url.description, extra: ["--max-connections", "1"])
+            let port = try await server.port()
+            let first = WebSocketTransport().connect(to: .webSocket(host: "127.0.0.1", port: port))
+            var firstEvents = first.events.makeAsyncIterator()
+            #expect(await firstEvents.next() == .opened)
+            first.send(.hello(Hello(credential: .anonymous)))
+            let welcome = await firstEvents.next()
+            let welcomed = if case .message(.welcome(WireProtocol.version, _?))? = welcome { true } else { false }
+            #expect(welcomed, "\(String(describing: welcome))")
+            var second = WebSocketTransport().connect(to: .webSocket(host: "127.0.0.1", port: port)).events
+                .makeAsyncIterator()
+            let refusal = await second.next()
+            guard case .closed(.refused(let reason))? = refusal else {
+                Issue.record("expected the second connection to be refused, got \(String(describing: refusal))")
+                first.close()
+                _ = try await server.stop(SIGTERM)
+                return
+            }
+            #expect(reason.contains("503"), "\(reason)")
+            first.close()
+            #expect(try await server.stop(SIGTERM) == 0)
         }
 
         @Test("it prints its ws:// URL, serves, and on SIGTERM closes connections with 1001 and exits 0")

@@ -2,6 +2,7 @@ import Dispatch
 import NIOCore
 import SyncNIO
 import SyncServer
+import SyncServerCommandLine
 
 // `sync-server-nio`: the reference server's core on swift-nio, with TLS (`wss://`) from --tls-cert and
 // --tls-key; the same file store as `sync-server`.
@@ -11,45 +12,19 @@ import SyncServer
     import Darwin
 #endif
 
-// First: SIGINT and SIGTERM are taken over long before the URL line is printed, so whoever reads it may
-// stop the server at once.
-let stopSignal = StopSignal.install()
-
-func fail(_ message: String, status: Int32) -> Never {
-    FileHandleOutput.standardError("sync-server-nio: \(message)\n")
-    exit(status)
-}
-
-let options: ServerOptions
-do {
-    options = try ServerOptions.parse(Array(CommandLine.arguments.dropFirst()))
-} catch {
-    FileHandleOutput.standardError("sync-server-nio: \(error)\n\n\(ServerOptions.usage)\n")
-    exit(64)
-}
-if options.showHelp {
-    FileHandleOutput.standardOutput(ServerOptions.usage + "\n")
-    exit(0)
-}
-
-signal(SIGPIPE, SIG_IGN)
+// First: SIGINT, SIGTERM and SIGHUP (ignored) are taken over long before the URL line is printed, so
+// whoever reads it may stop the server at once; then the command line is parsed and SIGPIPE ignored.
+let (options, stopSignal) = ServerOptions.start()
 // The data directory and logs are for this user only (0700 and 0600): the logs hold every client's data.
 umask(0o077)
-var authentication = SyncServer.Authentication.anonymousAllowed
-if let path = options.apiKeysFile {
-    do { authentication = .apiKeys(try APIKeysFile.load(path: path)) } catch { fail("\(error)", status: 1) }
-}
+let authentication = options.authenticationOrFail()
 let store: FilePartitionStore
 do {
-    store = try FilePartitionStore(directory: options.dataDirectory!, logLevel: options.logLevel)
+    store = try FilePartitionStore(directory: options.dataDirectory!, logLevel: options.core.logLevel)
 } catch {
-    fail("\(error)", status: 1)
+    ServerOptions.fail("\(error)", status: 1)
 }
-let configuration = SyncServer.Configuration(
-    store: store, authentication: authentication, maximumMessageBytes: options.maximumMessageBytes,
-    maximumSessionsPerConnection: options.maximumSessionsPerConnection, maximumPartitions: options.maximumPartitions,
-    maximumIdlePartitions: options.maximumIdlePartitions, maximumConnections: options.maximumConnections,
-    logLevel: options.logLevel, maximumOfflineTime: options.maximumOfflineTime)
+let configuration = options.core.configuration(store: store, authentication: authentication)
 let tls = options.tlsCertificateFile.map {
     NIOSyncServer.TLSIdentity(certificateChainFile: $0, privateKeyFile: options.tlsKeyFile!)
 }
@@ -57,22 +32,20 @@ let frontEnd: NIOSyncServer
 do {
     let server = try await SyncServer.embedded(configuration: configuration)
     frontEnd = try await NIOSyncServer.start(
-        serving: server, host: options.host, port: options.port!, tls: tls, path: options.path,
-        originPolicy: options.originPolicy(anonymous: options.apiKeysFile == nil),
-        maximumMessageBytes: options.maximumMessageBytes,
-        handshakeTimeout: .seconds(options.handshakeTimeout.components.seconds),
-        idleTimeout: .seconds(options.idleTimeout.components.seconds),
+        serving: server, host: options.core.host, port: options.core.port!, tls: tls, path: options.path,
+        originPolicy: options.core.originPolicy(anonymous: options.core.apiKeysFile == nil),
+        maximumMessageBytes: options.core.maximumMessageBytes,
+        handshakeTimeout: .seconds(options.core.handshakeTimeout.components.seconds),
+        idleTimeout: .seconds(options.core.idleTimeout.components.seconds),
         maximumUnauthenticatedMessageBytes: configuration.maximumCredentialBytes + 1024)
 } catch {
     await store.close()
-    fail("cannot serve on \(options.host):\(options.port!): \(error)", status: 1)
+    ServerOptions.fail("cannot serve on \(options.core.host):\(options.core.port!): \(error)", status: 1)
 }
 FileHandleOutput.standardOutput("sync-server-nio listening on \(frontEnd.url) (data: \(options.dataDirectory!))\n")
 
 // Wait for SIGINT or SIGTERM, then stop cleanly.
-let received = await stopSignal.wait()
-FileHandleOutput.standardError("sync-server-nio: \(received == SIGINT ? "SIGINT" : "SIGTERM"): stopping\n")
-await frontEnd.stop()
-await store.close()
-FileHandleOutput.standardOutput("sync-server-nio stopped\n")
-exit(0)
+await ServerOptions.exitWhenStopped(by: stopSignal) {
+    await frontEnd.stop()
+    await store.close()
+}
