@@ -9,46 +9,33 @@ import TestSupport
 /// writes payload 2 (`secondBytes` long). When A's session resumes, the server asks it for a client reset
 /// (`clientExpired`), with nothing of A's own to recover.
 struct ExpiredReaderScenario {
-    let a: EngineFixture
-    let b: EngineFixture
+    let apps: ForgetfulServerApps
+    var a: EngineFixture { apps.a }
+    var b: EngineFixture { apps.b }
     /// A's session, suspended.
     let session: SyncSession
 
     static func start(
         firstBytes: Int = 8, secondBytes: Int = 8, configureA: (inout SyncApp.Configuration) -> Void = { _ in }
     ) async throws -> ExpiredReaderScenario {
-        let clock = ServerClock()
-        let server = try await forgetfulServer(clock)
-        let a = try await EngineFixture(server: server, configure: configureA)
-        let b = try await EngineFixture(server: server)
-        do {
-            let session = try await a.open()
-            let other = try await b.open()
+        try await ForgetfulServerApps(configureA: configureA).setUp { apps in
+            let session = try await apps.a.open()
+            let other = try await apps.b.open()
             try await other.write(payload(1, count: firstBytes))
             try await other.wait(for: .upload)
             try await session.wait(for: .download)
             session.suspend()
-            try await serverNoticed(server, connections: 1)
-            clock.advance(days: 31)
+            try await serverNoticed(apps.server, connections: 1)
+            apps.clock.advance(days: 31)
             try await other.write(payload(2, count: secondBytes))
             try await other.wait(for: .upload)
-            return ExpiredReaderScenario(a: a, b: b, session: session)
-        } catch {
-            a.directory.remove()
-            b.directory.remove()
-            throw error
+            return ExpiredReaderScenario(apps: apps, session: session)
         }
     }
 
     /// Closes both apps.
-    func close() async throws {
-        try await a.app.close()
-        try await b.app.close()
-    }
+    func close() async throws { try await apps.close() }
 
     /// Removes both apps' directories.
-    func remove() {
-        a.directory.remove()
-        b.directory.remove()
-    }
+    func remove() { apps.remove() }
 }

@@ -10,8 +10,9 @@ import TestSupport
 /// in the mode A was configured with. `resets` has collected A's session's client reset events from the
 /// start.
 struct ReceiptResetScenario {
-    let a: EngineFixture
-    let b: EngineFixture
+    let apps: ForgetfulServerApps
+    var a: EngineFixture { apps.a }
+    var b: EngineFixture { apps.b }
     /// A's session, suspended.
     let session: SyncSession
     /// The receipts of A's writes 1…4.
@@ -19,39 +20,25 @@ struct ReceiptResetScenario {
     let resets: Collected<ClientResetEvent>
 
     static func start(mode: ClientResetMode) async throws -> ReceiptResetScenario {
-        let clock = ServerClock()
-        let server = try await forgetfulServer(clock)
-        let a = try await EngineFixture(server: server, configure: { $0.clientResetMode = mode })
-        let b = try await EngineFixture(server: server)
-        do {
-            let session = try await a.open()
-            let other = try await b.open()
+        try await ForgetfulServerApps(configureA: { $0.clientResetMode = mode }).setUp { apps in
+            let session = try await apps.a.open()
+            let other = try await apps.b.open()
             var receipts = [try await session.write(payload(1)), try await session.write(payload(2))]
             try await session.wait(for: .upload)
             session.suspend()
-            try await serverNoticed(server, connections: 1)
+            try await serverNoticed(apps.server, connections: 1)
             receipts += [try await session.write(payload(3)), try await session.write(payload(4))]
-            clock.advance(days: 31)
+            apps.clock.advance(days: 31)
             try await other.write(payload(12))
             try await other.wait(for: .upload)
             return ReceiptResetScenario(
-                a: a, b: b, session: session, receipts: receipts, resets: Collected(session.clientResets))
-        } catch {
-            a.directory.remove()
-            b.directory.remove()
-            throw error
+                apps: apps, session: session, receipts: receipts, resets: Collected(session.clientResets))
         }
     }
 
     /// Closes both apps.
-    func close() async throws {
-        try await a.app.close()
-        try await b.app.close()
-    }
+    func close() async throws { try await apps.close() }
 
     /// Removes both apps' directories.
-    func remove() {
-        a.directory.remove()
-        b.directory.remove()
-    }
+    func remove() { apps.remove() }
 }

@@ -89,6 +89,21 @@ extension PostgresTests {
     /// signals, SIGKILL, PostgreSQL stopped under load, listening connections terminated.
     @Suite("sync-server-pg front ends")
     struct FrontEndProcessTests {
+        /// A WebSocket connection to the front end on `port` that said hello anonymously, and its events
+        /// after the welcome; an issue is recorded unless it opened and was welcomed.
+        func welcomedConnection(
+            port: Int
+        ) async -> (any SyncClientConnection, AsyncStream<SyncTransportEvent>.AsyncIterator) {
+            let connection = WebSocketTransport().connect(to: .webSocket(host: "127.0.0.1", port: port))
+            var events = connection.events.makeAsyncIterator()
+            #expect(await events.next() == .opened)
+            connection.send(.hello(Hello(credential: .anonymous)))
+            let welcome = await events.next()
+            let welcomed = if case .message(.welcome(WireProtocol.version, _?))? = welcome { true } else { false }
+            #expect(welcomed, "\(String(describing: welcome))")
+            return (connection, events)
+        }
+
         /// `url` naming its connections `name` (so a test can find a front end's listening connection).
         func database(_ url: DatabaseURL, name: String) -> String {
             var url = url
@@ -131,13 +146,7 @@ extension PostgresTests {
             let url = try await TestDatabase.create()
             let server = try ChildProcess(port: 0, database: url.description, extra: ["--max-connections", "1"])
             let port = try await server.port()
-            let first = WebSocketTransport().connect(to: .webSocket(host: "127.0.0.1", port: port))
-            var firstEvents = first.events.makeAsyncIterator()
-            #expect(await firstEvents.next() == .opened)
-            first.send(.hello(Hello(credential: .anonymous)))
-            let welcome = await firstEvents.next()
-            let welcomed = if case .message(.welcome(WireProtocol.version, _?))? = welcome { true } else { false }
-            #expect(welcomed, "\(String(describing: welcome))")
+            let (first, _) = await welcomedConnection(port: port)
             var second = WebSocketTransport().connect(to: .webSocket(host: "127.0.0.1", port: port)).events
                 .makeAsyncIterator()
             let refusal = await second.next()
@@ -158,13 +167,7 @@ extension PostgresTests {
             let server = try ChildProcess(port: 0, database: url.description)
             let port = try await server.port()
             #expect(server.stdout.contains("sync-server-pg listening on ws://127.0.0.1:\(port)"))
-            let connection = WebSocketTransport().connect(to: .webSocket(host: "127.0.0.1", port: port))
-            var events = connection.events.makeAsyncIterator()
-            #expect(await events.next() == .opened)
-            connection.send(.hello(Hello(credential: .anonymous)))
-            let welcome = await events.next()
-            let welcomed = if case .message(.welcome(WireProtocol.version, _?))? = welcome { true } else { false }
-            #expect(welcomed, "\(String(describing: welcome))")
+            var (_, events) = await welcomedConnection(port: port)
             #expect(try await server.stop(SIGTERM) == 0)
             let last = await events.next()
             guard case .closed(.connectionLost(let reason)) = last else {
