@@ -61,4 +61,32 @@ import Testing
         let step11 = machine.valueReceived(0) { $0.0 = 1 }
         #expect(step11.value == nil)
     }
+
+    @Test func aFinishedInputWithAValueLeavesTheOthersToFormTheFirstCombination() {
+        var machine = CombineLatestStateMachine<(Int?, String?, Int?), String, MarbleError>(
+            empty: (nil, nil, nil), inputCount: 3
+        ) { "\($0.0!)\($0.1!)\($0.2!)" }
+        _ = machine.valueReceived(0) { $0.0 = 1 }
+        #expect(machine.completed(0, .finished).completion == nil, "input 0 has a value: the others go on")
+        #expect(machine.valueReceived(1) { $0.1 = "a" }.value == nil, "input 2 has no value yet")
+        #expect(machine.valueReceived(2) { $0.2 = 7 }.value == "1a7")
+        #expect(machine.completed(1, .finished).completion == nil)
+        let last = machine.completed(2, .finished)
+        #expect(last.completion == .finished, "the last live input finished")
+    }
+
+    @Test func anInputThatCompletesTwiceTraps() async {
+        // Counting it twice would end the output while another input is still live: the broken contract
+        // traps with a message instead.
+        await #expect(processExitsWith: .failure) {
+            var machine = CombineLatestStateMachine<(Int?, String?, Int?), String, MarbleError>(
+                empty: (nil, nil, nil), inputCount: 3
+            ) { "\($0.0!)\($0.1!)\($0.2!)" }
+            _ = machine.valueReceived(0) { $0.0 = 1 }
+            _ = machine.valueReceived(1) { $0.1 = "a" }
+            _ = machine.valueReceived(2) { $0.2 = 7 }
+            _ = machine.completed(0, .finished)
+            _ = machine.completed(0, .finished)
+        }
+    }
 }
