@@ -50,6 +50,7 @@ extension SessionEngine {
             registration = nil
             Task { [connection] in await connection.unregister(id) }
         }
+        divergedClientVersion = min(divergedClientVersion ?? .max, diverged.clientVersion)
         clientResetRequired(
             .clientResetRequired(message),
             details: ClientResetDetails(
@@ -79,7 +80,10 @@ extension SessionEngine {
         }
         guard !isClosed, controller.state != .invalid else { return }
         let old = store
-        let lastIntegrated = min(details.lastIntegratedClientVersion, UInt64(old.local.count))
+        // What the server holds of the client file, but never past a version it holds with other bytes than
+        // this store's (seen earlier, by a reset that then failed: simulation seed 8062).
+        let lastIntegrated = min(
+            details.lastIntegratedClientVersion, UInt64(old.local.count), (divergedClientVersion ?? .max) - 1)
         let kept = Array(old.local(after: lastIntegrated))
         let payloads: [RecordPayload]
         do {
@@ -171,6 +175,7 @@ extension SessionEngine {
         uploadedBase = uploadedBase.addingClamped(old.uploadedBytes)
         downloadedBase = downloadedBase.addingClamped(old.downloadedBytes)
         store = replacement
+        divergedClientVersion = nil
         // Write receipts follow their writes: held by the server, recovered as the new client versions, or gone.
         receipts.replaced(
             lastIntegrated: lastIntegrated, recovered: clientReset.mode == .recoverUnsyncedChanges,

@@ -142,6 +142,11 @@ actor SessionEngine {
     /// (and the server asks for the reset again), and the backoff that grows with each failure in a row.
     var resetRetry: ScheduledWork?
     var resetBackoff = BackoffState()
+    /// The first client version of the store that the server acknowledged with other bytes
+    /// (`divergedAcknowledgement`), kept until a reset replaces the store: a retry of a reset that failed
+    /// is answered with what the server holds by then (after it forgot the client file, every client
+    /// version it holds counts as integrated), and must still recover the store's own changesets from there.
+    var divergedClientVersion: UInt64?
     /// Writes waiting for a client reset to finish.
     var resetWaiters: [CheckedContinuation<Void, Never>] = []
     /// Bytes counted by stores a client reset replaced, so that progress counts keep growing across it.

@@ -78,7 +78,8 @@ enum InvariantChecker {
                 }
                 violations.append(
                     "\(session.name) did not converge to the server's \(log.count) changesets: \(missing) missing, "
-                        + "\(extra) the server does not have, \(differing.count) with other bytes")
+                        + "\(extra) the server does not have, \(differing.count) with other bytes"
+                        + (differing.isEmpty ? "" : " (versions \(differing.keys.sorted()))"))
             }
             for (index, registration) in session.outstanding.enumerated() {
                 let last = registration.values.last

@@ -13,9 +13,10 @@ struct CopiedClientStore {
     let original: TemporaryDirectory
     let copy: TemporaryDirectory
 
-    static func start() async throws -> CopiedClientStore {
-        let copied = CopiedClientStore(
-            server: try await SyncServer.embedded(), original: TemporaryDirectory(), copy: TemporaryDirectory())
+    /// - Parameter server: The server to sync with (default: a new embedded one).
+    static func start(server: SyncServer? = nil) async throws -> CopiedClientStore {
+        let server = if let server { server } else { try await SyncServer.embedded() }
+        let copied = CopiedClientStore(server: server, original: TemporaryDirectory(), copy: TemporaryDirectory())
         do {
             let app = makeApp(server: copied.server.endpoint, directory: copied.original.url)
             let session = try await app.login(.anonymous).openSession(partition: "p")
