@@ -1,3 +1,5 @@
+import SyncWire
+
 /// One partition as the core holds it: the summary of every log entry (never all the bytes), byte counts
 /// to answer "how much is left to send" in constant time, who owns each client file, the sessions bound
 /// to it, a cache of recently appended bytes for live fan-out, and a FIFO gate that serialises the
@@ -18,6 +20,10 @@ final class Partition {
     private var ownBytes: [UInt64: OwnEntries] = [:]
     /// The highest client version integrated per client file.
     private(set) var lastClientVersion: [UInt64: UInt64] = [:]
+    /// The server version of the entry that integrated each origin (`StoredChangesetSummary.effectiveOrigin`;
+    /// duplicates left out): an upload of the same origin with the same bytes is a duplicate. Kept when a
+    /// client file is forgotten: its changesets stay in the log, and so do their origins.
+    private var originEntries: [ChangesetOrigin: UInt64] = [:]
     /// Who owns each client file: the credential identity that first used it here.
     private var owners: [UInt64: String] = [:]
     /// Sessions receiving the partition's entries.
@@ -64,6 +70,7 @@ final class Partition {
         cumulativeBytes = [0]
         ownBytes = [:]
         lastClientVersion = [:]
+        originEntries = [:]
         owners = [:]
         recent = RecentChangesets(capacityBytes: recent.capacityBytes)
         append(loaded)
@@ -80,7 +87,8 @@ final class Partition {
     func append(_ summaries: [StoredChangesetSummary]) {
         for entry in summaries {
             entries.append(entry)
-            let bytes = UInt64(entry.byteCount)
+            // A duplicate reaches other clients empty, and its uploader holds its bytes already.
+            let bytes = UInt64(entry.deliveredByteCount)
             cumulativeBytes.append(cumulativeBytes[cumulativeBytes.count - 1] + bytes)
             var own = ownBytes[entry.clientFileID] ?? OwnEntries()
             own.versions.append(entry.serverVersion)
@@ -88,8 +96,14 @@ final class Partition {
             ownBytes[entry.clientFileID] = own
             lastClientVersion[entry.clientFileID] = max(lastClientVersion[entry.clientFileID] ?? 0, entry.clientVersion)
             if owners[entry.clientFileID] == nil { owners[entry.clientFileID] = entry.owner }
+            if entry.duplicateOf == nil, originEntries[entry.effectiveOrigin] == nil {
+                originEntries[entry.effectiveOrigin] = entry.serverVersion
+            }
         }
     }
+
+    /// The server version of the entry that integrated `origin`, if the log holds one.
+    func entry(integrating origin: ChangesetOrigin) -> UInt64? { originEntries[origin] }
 
     /// The server version of `clientFileID`'s changeset `clientVersion` (client versions are 1, 2, 3, … along
     /// the log), or `nil` when the log does not hold it (or forgot the client file).
@@ -152,6 +166,7 @@ final class Partition {
         cumulativeBytes = [0]
         ownBytes = [:]
         lastClientVersion = [:]
+        originEntries = [:]
         owners = [:]
         recent = RecentChangesets(capacityBytes: recent.capacityBytes)
         isLoaded = false
