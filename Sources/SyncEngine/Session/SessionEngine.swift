@@ -494,13 +494,12 @@ actor SessionEngine {
             var batch: [LocalStore.LocalEntry] = []
             var size = 1 + 4 + 4
             var bytes = 0
+            var namesOrigins = false
             for entry in candidates {
                 // A recovered changeset names its origin (and the first one the count of origins).
                 let originSize =
                     entry.origin == nil
-                    ? 0
-                    : WireProtocol.uploadOriginSize
-                        + (batch.contains { $0.origin != nil } ? 0 : WireProtocol.uploadOriginCountSize)
+                    ? 0 : WireProtocol.uploadOriginSize + (namesOrigins ? 0 : WireProtocol.uploadOriginCountSize)
                 let entrySize = 8 + 4 + entry.byteCount + originSize
                 if batch.isEmpty, size + entrySize > maximumMessageBytes {
                     reportedTooLarge = channel.binding
@@ -519,6 +518,7 @@ actor SessionEngine {
                     break
                 }
                 batch.append(entry)
+                namesOrigins = namesOrigins || entry.origin != nil
                 size += entrySize
                 bytes += entry.byteCount
             }
