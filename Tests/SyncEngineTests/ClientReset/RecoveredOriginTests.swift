@@ -183,4 +183,74 @@ struct RecoveredOriginTests {
         #expect(log[1].origin == log[2].origin)
         #expect(log[1].origin.map { $0.clientVersion } == 1)
     }
+
+    @Test(
+        "a changeset a client file uploaded itself, recovered by a reset of one copy of the store and uploaded again directly by an older copy (restored from a backup, where it was unacknowledged), is integrated once"
+    )
+    func uploadedItselfAndRecovered() async throws {
+        let client = TemporaryDirectory()
+        let clientBackup = TemporaryDirectory()
+        let data = TemporaryDirectory()
+        let serverBackup = TemporaryDirectory()
+        defer {
+            for directory in [client, clientBackup, data, serverBackup] { directory.remove() }
+        }
+        let original = try await SyncServer.embedded(
+            configuration: .init(store: try FilePartitionStore(directory: data.url.path)))
+        try await write([9], to: original)
+        do {
+            let app = makeApp(
+                server: original.endpoint, directory: client.url,
+                configure: { $0.clientResetMode = .recoverUnsyncedChanges })
+            let session = try await app.login(.anonymous).openSession(partition: "p")
+            try await session.wait(for: .download)  // client file F1 holds version 1
+            // The server's backup: its log holds version 1.
+            for name in try FileManager.default.contentsOfDirectory(atPath: data.url.path) where name != "LOCK" {
+                try FileManager.default.copyItem(
+                    at: data.url.appendingPathComponent(name), to: serverBackup.url.appendingPathComponent(name))
+            }
+            session.suspend()
+            try await session.write(payload(5))  // F1's client version 1, not uploaded yet
+            try await app.close()
+        }
+        try restore(clientBackup, from: client)  // the client's backup: payload 5 unacknowledged
+        // F1 uploads payload 5 itself, and holds the log up to version 3.
+        do {
+            let app = makeApp(server: original.endpoint, directory: client.url)
+            let session = try await app.login(.anonymous).openSession(partition: "p")
+            try await session.wait(for: .upload)
+            try await write([21], to: original)
+            try await session.wait(for: .download)
+            try await app.close()
+        }
+        #expect(try await original.changesets(in: "p").map(\.data) == [9, 5, 21].map { Array(payload($0)) })
+        await original.stop()
+        // The server is restored from its backup (the same history) and grows past F1's version 3.
+        let restored = try await SyncServer.embedded(
+            configuration: .init(store: try FilePartitionStore(directory: serverBackup.url.path)))
+        try await write([22, 23], to: restored)
+        // F1 holds other bytes at version 3 (historyLost); its reset recovers payload 5 (the log lost it) as F2's
+        // client version 1, with F1's origin.
+        let (reset, _) = try await resetAndSync(client, on: restored)
+        #expect(reset?.reason == .historyLost)
+        #expect(reset?.unsyncedChanges.map(\.data) == [payload(5)])
+        #expect(
+            try await restored.changesets(in: "p").map(\.data) == [9, 22, 23, 5].map { Array(payload($0)) })
+        // The client's backup (F1, payload 5 unacknowledged) binds without a reset and uploads it directly.
+        do {
+            let fixture = try await EngineFixture(server: restored, directory: clientBackup)
+            let session = try await fixture.open()
+            try await session.wait(for: .upload)
+            try await session.write(payload(6))
+            try await session.wait(for: .upload)
+            try await session.wait(for: .download)
+            #expect(session.state.value == .active)
+            try await fixture.app.close()
+        }
+        let log = try await restored.changesets(in: "p")
+        #expect(log.filter { $0.duplicateOf == nil }.map(\.data) == [9, 22, 23, 5, 6].map { Array(payload($0)) })
+        #expect(log.map(\.duplicateOf) == [nil, nil, nil, nil, 4, nil])
+        #expect(log[3].origin == ChangesetOrigin(clientFileID: log[4].clientFileID, clientVersion: 1))
+        await restored.stop()
+    }
 }
