@@ -20,10 +20,11 @@ final class Partition {
     private var ownBytes: [UInt64: OwnEntries] = [:]
     /// The highest client version integrated per client file.
     private(set) var lastClientVersion: [UInt64: UInt64] = [:]
-    /// The server version of the entry that integrated each origin (`StoredChangesetSummary.effectiveOrigin`;
-    /// duplicates left out): an upload of the same origin with the same bytes is a duplicate. Kept when a
-    /// client file is forgotten: its changesets stay in the log, and so do their origins.
-    private var originEntries: [ChangesetOrigin: UInt64] = [:]
+    /// The server versions of the entries that integrated each origin other than their own client file and
+    /// version (`StoredChangesetSummary.origin`: changesets a recovering client reset carried over;
+    /// duplicates left out; more than one only when their bytes differ). An entry's own origin is found through `ownBytes`. Kept when a client file is
+    /// forgotten: its changesets stay in the log, and so do their origins.
+    private var recoveredOrigins: [ChangesetOrigin: [UInt64]] = [:]
     /// Who owns each client file: the credential identity that first used it here.
     private var owners: [UInt64: String] = [:]
     /// Sessions receiving the partition's entries.
@@ -70,7 +71,7 @@ final class Partition {
         cumulativeBytes = [0]
         ownBytes = [:]
         lastClientVersion = [:]
-        originEntries = [:]
+        recoveredOrigins = [:]
         owners = [:]
         recent = RecentChangesets(capacityBytes: recent.capacityBytes)
         append(loaded)
@@ -96,14 +97,25 @@ final class Partition {
             ownBytes[entry.clientFileID] = own
             lastClientVersion[entry.clientFileID] = max(lastClientVersion[entry.clientFileID] ?? 0, entry.clientVersion)
             if owners[entry.clientFileID] == nil { owners[entry.clientFileID] = entry.owner }
-            if entry.duplicateOf == nil, originEntries[entry.effectiveOrigin] == nil {
-                originEntries[entry.effectiveOrigin] = entry.serverVersion
+            if entry.duplicateOf == nil, let origin = entry.origin {
+                recoveredOrigins[origin, default: []].append(entry.serverVersion)
             }
         }
     }
 
-    /// The server version of the entry that integrated `origin`, if the log holds one.
-    func entry(integrating origin: ChangesetOrigin) -> UInt64? { originEntries[origin] }
+    /// The server versions of the entries that integrated `origin` (never a duplicate entry), oldest first:
+    /// the changeset its client file uploaded itself under that client version, and those recovered with
+    /// that origin. A forgotten client file's own entries are no longer indexed: an upload of its changeset
+    /// recovered again is then integrated, as before origins.
+    func entries(integrating origin: ChangesetOrigin) -> [UInt64] {
+        var versions = recoveredOrigins[origin] ?? []
+        if let version = serverVersion(of: origin.clientFileID, clientVersion: origin.clientVersion),
+            entry(version).origin == nil, entry(version).duplicateOf == nil
+        {
+            versions.insert(version, at: 0)
+        }
+        return versions
+    }
 
     /// The server version of `clientFileID`'s changeset `clientVersion` (client versions are 1, 2, 3, … along
     /// the log), or `nil` when the log does not hold it (or forgot the client file).
@@ -166,7 +178,7 @@ final class Partition {
         cumulativeBytes = [0]
         ownBytes = [:]
         lastClientVersion = [:]
-        originEntries = [:]
+        recoveredOrigins = [:]
         owners = [:]
         recent = RecentChangesets(capacityBytes: recent.capacityBytes)
         isLoaded = false
