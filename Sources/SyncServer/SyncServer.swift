@@ -168,8 +168,10 @@ public final class SyncServer: Sendable {
     /// bound it yet.
     ///
     /// With a shared store, the log as the store holds it now (what other front ends appended included).
-    /// Waits for an upload to the partition that is being stored. Throws what the store's `load` throws,
-    /// or `PartitionLogError` when the stored log's versions are not 1, 2, 3, ….
+    /// A duplicate entry (`StoredChangeset.duplicateOf`: an origin integrated before, uploaded again) holds
+    /// the bytes of the entry it repeats; clients other than its uploader receive it empty. Waits for an
+    /// upload to the partition that is being stored. Throws what the store's `load` throws, or
+    /// `PartitionLogError` when the stored log's versions are not 1, 2, 3, ….
     public func changesets(in partition: String) async throws -> [StoredChangeset] {
         try await core.changesets(in: partition)
     }

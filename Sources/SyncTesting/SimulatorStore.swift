@@ -13,6 +13,9 @@ actor SimulatorStore: PartitionStore {
 
     init(random: SharedRandom) { self.random = random }
 
+    /// The entries are kept whole (in an `InMemoryPartitionStore`), with their origins.
+    nonisolated var storesChangesetOrigins: Bool { true }
+
     /// How many calls the server made so far: the simulator's `settle()` waits for it to stand still.
     nonisolated var operations: Int { counter.withLock { $0 } }
 

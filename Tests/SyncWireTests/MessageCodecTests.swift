@@ -21,7 +21,7 @@ import Testing
 
     @Test func everyMessageTypeByteIsDistinct() {
         let types = Samples.client.map { $0.encoded()[0] } + Samples.server.map { $0.encoded()[0] }
-        #expect(Set(types) == [0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x81, 0x82, 0x83, 0x84, 0x85, 0x86])
+        #expect(Set(types) == [0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08, 0x81, 0x82, 0x83, 0x84, 0x85, 0x86])
     }
 
     // MARK: - Golden bytes (these pin the format; docs/Protocol.md describes the same layout)
@@ -94,6 +94,47 @@ import Testing
             try ClientMessage(decoding: [0x07] + plainBytes.dropFirst())
         }
         #expect(throws: WireError.trailingBytes(12)) { try ClientMessage(decoding: [0x02] + namedBytes.dropFirst()) }
+    }
+
+    @Test("an upload naming origins (protocol version 7) round-trips as type 0x08; one without keeps type 0x03")
+    func uploadOrigins() throws {
+        let plain = Upload(
+            sessionID: 2,
+            changesets: [
+                UploadChangeset(clientVersion: 1, data: [0xAA]), UploadChangeset(clientVersion: 2, data: [0xBB, 0xCC]),
+            ])
+        var named = plain
+        named.changesets[1].origin = ChangesetOrigin(clientFileID: 0x0304, clientVersion: 5)
+        let plainBytes = ClientMessage.upload(plain).encoded()
+        // The version 6 form, unchanged: type, session, count, then each version and length-prefixed bytes.
+        let header: [UInt8] = [0x03, 2, 0, 0, 0, 2, 0, 0, 0]
+        let first: [UInt8] = [1, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0xAA]
+        let second: [UInt8] = [2, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0, 0xBB, 0xCC]
+        #expect(plainBytes == header + first + second)
+        // Version 7: type 0x08, then the count of origins and each one's index, client file and version.
+        let origins: [UInt8] = [1, 0, 0, 0, 1, 0, 0, 0, 0x04, 0x03, 0, 0, 0, 0, 0, 0, 5, 0, 0, 0, 0, 0, 0, 0]
+        let namedBytes = ClientMessage.upload(named).encoded()
+        #expect(namedBytes == [0x08] + Array(plainBytes.dropFirst()) + origins)
+        #expect(ClientMessage.upload(named).encodedSize == namedBytes.count)
+        #expect(ClientMessage.upload(plain).encodedSize == plainBytes.count)
+        #expect(try ClientMessage(decoding: namedBytes) == .upload(named))
+        // An old client's upload decodes with no origins.
+        #expect(try ClientMessage(decoding: plainBytes) == .upload(plain))
+        // Every changeset named, in order.
+        var all = named
+        all.changesets[0].origin = ChangesetOrigin(clientFileID: 7, clientVersion: 1)
+        #expect(try ClientMessage(decoding: ClientMessage.upload(all).encoded()) == .upload(all))
+        // A 0x08 upload names at least one origin, in increasing index, within the changesets.
+        let body = Array(plainBytes.dropFirst())
+        let none: [UInt8] = [0x08] + body + [0, 0, 0, 0]
+        #expect(throws: WireError.self) { try ClientMessage(decoding: none) }
+        let pastTheEnd: [UInt8] = [0x08] + body + [1, 0, 0, 0, 2, 0, 0, 0] + [UInt8](repeating: 0, count: 16)
+        #expect(throws: WireError.self) { try ClientMessage(decoding: pastTheEnd) }
+        let one: [UInt8] = [1, 0, 0, 0] + [UInt8](repeating: 1, count: 16)
+        let twice: [UInt8] = [0x08] + body + [2, 0, 0, 0] + one + one
+        #expect(throws: WireError.self) { try ClientMessage(decoding: twice) }
+        let namedAsPlain: [UInt8] = [0x03] + Array(namedBytes.dropFirst())
+        #expect(throws: WireError.self) { try ClientMessage(decoding: namedAsPlain) }
     }
 
     @Test func serverGoldenBytes() throws {
@@ -225,7 +266,7 @@ import Testing
     }
 
     @Test func unknownMessageTypesAreRejected() {
-        for type in UInt8.min...UInt8.max where !(0x01...0x07).contains(type) {
+        for type in UInt8.min...UInt8.max where !(0x01...0x08).contains(type) {
             #expect(throws: WireError.unknownMessageType(type)) { try ClientMessage(decoding: [type]) }
         }
         for type in UInt8.min...UInt8.max where !(0x81...0x86).contains(type) {

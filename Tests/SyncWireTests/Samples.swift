@@ -28,6 +28,16 @@ enum Samples {
                     UploadChangeset(clientVersion: 2, data: [0, 1, 2, 255]),
                     UploadChangeset(clientVersion: .max, data: Array(repeating: 0xAB, count: 300)),
                 ])),
+        .upload(
+            Upload(
+                sessionID: .max,
+                changesets: [
+                    UploadChangeset(
+                        clientVersion: 1, data: [], origin: ChangesetOrigin(clientFileID: .max, clientVersion: .max)),
+                    UploadChangeset(clientVersion: 2, data: [9]),
+                    UploadChangeset(
+                        clientVersion: 3, data: [0, 1], origin: ChangesetOrigin(clientFileID: 0, clientVersion: 0)),
+                ])),
         .unbind(sessionID: 0),
         .unbind(sessionID: .max),
         .ping(id: 0),

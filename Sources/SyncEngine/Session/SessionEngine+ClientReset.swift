@@ -253,7 +253,12 @@ extension SessionEngine {
             var records = lineage.map { Record.lineage($0) }
             if report.reason == .clientExpired { records += replacement.recordsContinuing(old) }
             if report.mode == .recoverUnsyncedChanges {
-                records += report.unsyncedChanges.map { replacement.recordLocal(Array($0.data)) }
+                // Each recovered changeset keeps where it was first written, so that the server integrates it
+                // once even when a copy of the old store (a backup) is reset and recovers it again.
+                for change in report.unsyncedChanges {
+                    records += replacement.recordsRecovered(
+                        Array(change.data), origin: old.origin(of: change.clientVersion))
+                }
             }
             if !records.isEmpty {
                 let (locations, checksums) = try await replacement.file.appendChecksummed(records.map(\.payload))

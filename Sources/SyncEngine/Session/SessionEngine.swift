@@ -499,8 +499,13 @@ actor SessionEngine {
             var batch: [LocalStore.LocalEntry] = []
             var size = 1 + 4 + 4
             var bytes = 0
+            var namesOrigins = false
             for entry in candidates {
-                let entrySize = 8 + 4 + entry.byteCount
+                // A recovered changeset names its origin (and the first one the count of origins).
+                let originSize =
+                    entry.origin == nil
+                    ? 0 : WireProtocol.uploadOriginSize + (namesOrigins ? 0 : WireProtocol.uploadOriginCountSize)
+                let entrySize = 8 + 4 + entry.byteCount + originSize
                 if batch.isEmpty, size + entrySize > maximumMessageBytes {
                     reportedTooLarge = channel.binding
                     logger.log(
@@ -518,6 +523,7 @@ actor SessionEngine {
                     break
                 }
                 batch.append(entry)
+                namesOrigins = namesOrigins || entry.origin != nil
                 size += entrySize
                 bytes += entry.byteCount
             }
@@ -540,7 +546,8 @@ actor SessionEngine {
                     failedFatally(.storeCorrupted(path: store.file.path, offset: batch[offset].location.offset))
                     return
                 }
-                changesets.append(UploadChangeset(clientVersion: clientVersion, data: data))
+                changesets.append(
+                    UploadChangeset(clientVersion: clientVersion, data: data, origin: batch[offset].origin))
             }
             logger.log(
                 .debug, LogCategory.session, "\(partition): uploading \(changesets.count) changesets, \(bytes) bytes")

@@ -23,6 +23,9 @@ final class LocalStore {
         let digest: UInt32
         /// Set once the server acknowledged it.
         var serverVersion: UInt64?
+        /// Where it was first written when a recovering client reset carried it over from a replaced store
+        /// (`Record.origin`, `UploadChangeset.origin`); `nil` for a changeset written to this store.
+        var origin: ChangesetOrigin?
     }
 
     /// The file, on its own queue.
@@ -170,6 +173,25 @@ final class LocalStore {
         return .local(clientVersion: reservedClientVersion, data: data)
     }
 
+    /// The records of a changeset a recovering client reset carries over, with the next client version: its
+    /// `.local` record, then the `.origin` record naming where it was first written.
+    func recordsRecovered(_ data: [UInt8], origin: ChangesetOrigin) -> [Record] {
+        let local = recordLocal(data)
+        return [
+            local,
+            .origin(
+                clientVersion: reservedClientVersion, originClientFileID: origin.clientFileID,
+                originClientVersion: origin.clientVersion),
+        ]
+    }
+
+    /// The origin of this store's changeset `clientVersion` (1…local.count): where it was first written —
+    /// the origin it was recovered with, or this client file and `clientVersion`.
+    func origin(of clientVersion: UInt64) -> ChangesetOrigin {
+        local[Int(clientVersion - 1)].origin
+            ?? ChangesetOrigin(clientFileID: clientFileID, clientVersion: clientVersion)
+    }
+
     /// The records of a download's entries. Entries at or below the highest server version held or on its
     /// way (sent again after a reconnect) are skipped; the others must continue that version without a
     /// gap, and acknowledge this client's changesets in order, only ones it wrote.
@@ -315,6 +337,11 @@ struct Index: Sendable {
         case .lineage(let reset):
             lineage.append(reset)
             return nil
+        case .origin(let clientVersion, let originClientFileID, let originClientVersion):
+            guard clientVersion >= 1, clientVersion <= UInt64(local.count) else { return nil }
+            local[Int(clientVersion - 1)].origin = ChangesetOrigin(
+                clientFileID: originClientFileID, clientVersion: originClientVersion)
+            return nil
         case .local(_, let data):
             local.append(
                 LocalStore.LocalEntry(
@@ -419,6 +446,10 @@ enum Record: Equatable, Sendable {
     case lineage(ResetLineage)
     /// Where the store a `clientExpired` reset replaced had got to in the log (`LocalStore.checkpoint`).
     case checkpoint(serverVersion: UInt64, digest: UInt32)
+    /// The origin of the `.local` changeset `clientVersion` (written before it): a recovering client reset
+    /// carried it over from a replaced store, where it was first written as `originClientVersion` of
+    /// `originClientFileID` (`LocalStore.LocalEntry.origin`).
+    case origin(clientVersion: UInt64, originClientFileID: UInt64, originClientVersion: UInt64)
 
     func encoded() -> [UInt8] {
         var writer = ByteWriter()
@@ -455,6 +486,11 @@ enum Record: Equatable, Sendable {
             writer.write(UInt8(8))
             writer.write(serverVersion)
             writer.write(digest)
+        case .origin(let clientVersion, let originClientFileID, let originClientVersion):
+            writer.write(UInt8(9))
+            writer.write(clientVersion)
+            writer.write(originClientFileID)
+            writer.write(originClientVersion)
         }
         return writer.bytes
     }
@@ -481,6 +517,12 @@ enum Record: Equatable, Sendable {
                     replacedClientFileID: replaced, replacementClientFileID: replacement,
                     lastIntegrated: lastIntegrated, recovered: recovered == 1, reason: reason))
         case 8: self = .checkpoint(serverVersion: try reader.readUInt64(), digest: try reader.readUInt32())
+        case 9:
+            let clientVersion = try reader.readUInt64()
+            let originClientFileID = try reader.readUInt64()
+            self = .origin(
+                clientVersion: clientVersion, originClientFileID: originClientFileID,
+                originClientVersion: try reader.readUInt64())
         case let tag: throw .unknownTag("local store record", tag)
         }
         try reader.expectEnd()
@@ -494,7 +536,7 @@ enum Record: Equatable, Sendable {
     /// changeset's bytes as the body (shared, not copied); otherwise the whole encoding as the prefix.
     var payload: RecordPayload {
         switch self {
-        case .header, .acknowledged, .history, .synced, .lineage, .checkpoint:
+        case .header, .acknowledged, .history, .synced, .lineage, .checkpoint, .origin:
             return RecordPayload(prefix: encoded(), body: [])
         case .local(let version, let data), .downloaded(let version, let data):
             var writer = ByteWriter()
@@ -533,7 +575,7 @@ enum Record: Equatable, Sendable {
     var changesetData: [UInt8]? {
         switch self {
         case .local(_, let data), .downloaded(_, let data): data
-        case .header, .acknowledged, .history, .synced, .lineage, .checkpoint: nil
+        case .header, .acknowledged, .history, .synced, .lineage, .checkpoint, .origin: nil
         }
     }
 }

@@ -1,3 +1,5 @@
+import SyncWire
+
 /// One partition as the core holds it: the summary of every log entry (never all the bytes), byte counts
 /// to answer "how much is left to send" in constant time, who owns each client file, the sessions bound
 /// to it, a cache of recently appended bytes for live fan-out, and a FIFO gate that serialises the
@@ -18,6 +20,11 @@ final class Partition {
     private var ownBytes: [UInt64: OwnEntries] = [:]
     /// The highest client version integrated per client file.
     private(set) var lastClientVersion: [UInt64: UInt64] = [:]
+    /// The server versions of the entries that integrated each origin other than their own client file and
+    /// version (`StoredChangesetSummary.origin`: changesets a recovering client reset carried over;
+    /// duplicates left out; more than one only when their bytes differ). An entry's own origin is found through `ownBytes`. Kept when a client file is
+    /// forgotten: its changesets stay in the log, and so do their origins.
+    private var recoveredOrigins: [ChangesetOrigin: [UInt64]] = [:]
     /// Who owns each client file: the credential identity that first used it here.
     private var owners: [UInt64: String] = [:]
     /// Sessions receiving the partition's entries.
@@ -64,6 +71,7 @@ final class Partition {
         cumulativeBytes = [0]
         ownBytes = [:]
         lastClientVersion = [:]
+        recoveredOrigins = [:]
         owners = [:]
         recent = RecentChangesets(capacityBytes: recent.capacityBytes)
         append(loaded)
@@ -80,7 +88,8 @@ final class Partition {
     func append(_ summaries: [StoredChangesetSummary]) {
         for entry in summaries {
             entries.append(entry)
-            let bytes = UInt64(entry.byteCount)
+            // A duplicate reaches other clients empty, and its uploader holds its bytes already.
+            let bytes = UInt64(entry.deliveredByteCount)
             cumulativeBytes.append(cumulativeBytes[cumulativeBytes.count - 1] + bytes)
             var own = ownBytes[entry.clientFileID] ?? OwnEntries()
             own.versions.append(entry.serverVersion)
@@ -88,7 +97,24 @@ final class Partition {
             ownBytes[entry.clientFileID] = own
             lastClientVersion[entry.clientFileID] = max(lastClientVersion[entry.clientFileID] ?? 0, entry.clientVersion)
             if owners[entry.clientFileID] == nil { owners[entry.clientFileID] = entry.owner }
+            if entry.duplicateOf == nil, let origin = entry.origin {
+                recoveredOrigins[origin, default: []].append(entry.serverVersion)
+            }
         }
+    }
+
+    /// The server versions of the entries that integrated `origin` (never a duplicate entry), oldest first:
+    /// the changeset its client file uploaded itself under that client version, and those recovered with
+    /// that origin. A forgotten client file's own entries are no longer indexed: an upload of its changeset
+    /// recovered again is then integrated, as before origins.
+    func entries(integrating origin: ChangesetOrigin) -> [UInt64] {
+        var versions = recoveredOrigins[origin] ?? []
+        if let version = serverVersion(of: origin.clientFileID, clientVersion: origin.clientVersion),
+            entry(version).origin == nil, entry(version).duplicateOf == nil
+        {
+            versions.insert(version, at: 0)
+        }
+        return versions
     }
 
     /// The server version of `clientFileID`'s changeset `clientVersion` (client versions are 1, 2, 3, … along
@@ -152,6 +178,7 @@ final class Partition {
         cumulativeBytes = [0]
         ownBytes = [:]
         lastClientVersion = [:]
+        recoveredOrigins = [:]
         owners = [:]
         recent = RecentChangesets(capacityBytes: recent.capacityBytes)
         isLoaded = false

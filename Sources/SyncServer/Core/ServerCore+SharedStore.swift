@@ -74,14 +74,20 @@ extension ServerCore {
                         lastIntegratedClientVersion: integrated))
             }
             let firstVersion = partition.nextServerVersion
-            let stored = fresh.enumerated().map { offset, changeset in
+            var stored = fresh.enumerated().map { offset, changeset in
                 StoredChangeset(
                     serverVersion: firstVersion + UInt64(offset),
                     clientFileID: session.clientFileID,
                     clientVersion: changeset.clientVersion,
                     data: changeset.data,
-                    owner: owner
+                    owner: owner,
+                    origin: store.storesChangesetOrigins ? changeset.origin : nil
                 )
+            }
+            if store.storesChangesetOrigins {
+                do { try await markDuplicates(&stored, in: partition) } catch {
+                    return .failed("could not read \(partition.name) from the store: \(error)")
+                }
             }
             do {
                 try await store.append(stored, to: partition.name)
@@ -106,6 +112,46 @@ extension ServerCore {
                 }
             } catch {
                 return .failed("could not store the upload: \(error)")
+            }
+        }
+    }
+
+    /// Marks each changeset of `stored` (an upload about to be appended) whose origin the log — or an earlier
+    /// changeset of `stored` — already integrated with the same bytes as a duplicate of that entry
+    /// (`StoredChangeset.duplicateOf`): it is appended to keep its uploader's client versions following each
+    /// other and to acknowledge it, but other clients receive it empty. An origin held with other bytes (a
+    /// copied client file that reused a version number, reset and recovering its own changeset) is not a
+    /// duplicate. Call while holding the partition's gate.
+    ///
+    /// - Throws: what the store throws when reading the bytes of an entry that holds such an origin.
+    private func markDuplicates(_ stored: inout [StoredChangeset], in partition: Partition) async throws {
+        var pending: [ChangesetOrigin: Int] = [:]
+        for index in stored.indices {
+            let origin = stored[index].effectiveOrigin
+            if let earlier = pending[origin] {
+                if stored[earlier].data == stored[index].data {
+                    stored[index].duplicateOf = stored[earlier].duplicateOf ?? stored[earlier].serverVersion
+                }
+                continue
+            }
+            pending[origin] = index
+            for version in partition.entries(integrating: origin) {
+                let data: [UInt8]
+                if let cached = partition.cachedData(of: version) {
+                    data = cached
+                } else {
+                    let read = try await store.read(version...version, of: partition.name)
+                    guard let entry = read.first(where: { $0.serverVersion == version }) else {
+                        throw PartitionLogError(
+                            partition: partition.name, expectedServerVersion: version,
+                            foundServerVersion: read.first?.serverVersion ?? 0)
+                    }
+                    data = entry.data
+                }
+                if data == stored[index].data {
+                    stored[index].duplicateOf = version
+                    break
+                }
             }
         }
     }

@@ -578,7 +578,8 @@ actor ServerCore {
                 digests.append(CRC32.checksum(data[version] ?? []))
                 return .acknowledged(serverVersion: version, clientVersion: summary.clientVersion)
             }
-            return .changeset(serverVersion: version, data: data[version] ?? [])
+            // A duplicate (an origin integrated before) reaches other clients empty.
+            return .changeset(serverVersion: version, data: summary.duplicateOf == nil ? data[version] ?? [] : [])
         }
         let remaining = partition.remainingBytes(after: run.upperBound, for: session.clientFileID)
         let download = Download(

@@ -31,13 +31,18 @@ import SyncWire
 /// Swift's cooperative pool.
 ///
 /// Record layout (little-endian): `u8 1` (format), `u64 serverVersion`, `u64 clientFileID`,
-/// `u64 clientVersion`, `u16 owner length`, owner (UTF-8), changeset bytes.
+/// `u64 clientVersion`, `u16 owner length`, owner (UTF-8), changeset bytes; an entry with an origin or a
+/// duplicate mark (`StoredChangeset.origin`, `.duplicateOf`) has format 2, which adds them after
+/// `clientVersion` (see `ChangesetRecord`). Logs written before format 2 are read as they are.
 ///
 /// Beside each partition's log, a server with a maximum offline time keeps `<partition>.clients`, a record
 /// log of `ClientFileRecord`s (when each client file was last seen, which were forgotten), compacted when
 /// it is opened (see `ClientFileLog`), and every partition has `<partition>.history`, the identity of its
 /// log (see `HistoryFile`).
 public final class FilePartitionStore: PartitionStore {
+    /// The log entries keep their origins and duplicate marks (format 2).
+    public var storesChangesetOrigins: Bool { true }
+
     /// The directory holding the logs.
     public let directory: String
 

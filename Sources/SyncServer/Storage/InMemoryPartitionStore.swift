@@ -13,6 +13,9 @@ public actor InMemoryPartitionStore: PartitionStore {
     /// An empty store.
     public init() {}
 
+    /// The entries are kept whole, with their origins and duplicate marks.
+    public nonisolated var storesChangesetOrigins: Bool { true }
+
     public func summaries(of partition: String) -> [StoredChangesetSummary] {
         held.insert(PartitionName(partition))
         return (logs[PartitionName(partition)] ?? []).map(\.summary)

@@ -101,6 +101,13 @@ public protocol PartitionStore: Sendable {
     /// partition's `summaries` are not empty (for a store that creates nothing when reading).
     func holdsPartition(_ partition: String) async throws -> Bool
 
+    /// Whether the store keeps each entry's `origin` and `duplicateOf` (`StoredChangeset`) durably and gives
+    /// them back from `summaries` and `read`. Only then does the server integrate each origin once (an
+    /// upload of a changeset the log holds under the same origin is appended as a duplicate, delivered to
+    /// other clients empty); with a store that does not (the default, `false`), it appends every upload as
+    /// before protocol version 7: a changeset recovered twice by client resets is in the log twice.
+    var storesChangesetOrigins: Bool { get }
+
     /// The server stopped using `partition` for now (no session is bound to it, nothing is in progress):
     /// release what is held for it (open files…). The partition's log must stay intact; the next call
     /// for it is `summaries`. The default does nothing.
@@ -128,6 +135,9 @@ extension PartitionStore {
 
     /// `nil`: only this server writes the store.
     public func appendNotifications() -> AsyncStream<AppendNotification>? { nil }
+
+    /// `false`: the store keeps no origins, and the server appends every upload.
+    public var storesChangesetOrigins: Bool { false }
 
     /// Does nothing: a store that holds nothing per partition need not release anything.
     public func unload(_ partition: String) async {}

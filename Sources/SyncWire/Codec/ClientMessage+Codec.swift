@@ -30,12 +30,24 @@ extension ClientMessage {
                 writer.write(checkpoint.digest)
             }
         case .upload(let upload):
-            writer.write(MessageType.upload)
+            let origins = upload.changesets.enumerated().compactMap { index, changeset in
+                changeset.origin.map { (index, $0) }
+            }
+            writer.write(origins.isEmpty ? MessageType.upload : MessageType.uploadWithOrigins)
             writer.write(upload.sessionID)
             writer.write(UInt32(upload.changesets.count))
             for changeset in upload.changesets {
                 writer.write(changeset.clientVersion)
                 writer.writeBytes(changeset.data)
+            }
+            // Version 7: type `uploadWithOrigins` ends with the origins; type `upload` names none.
+            if !origins.isEmpty {
+                writer.write(UInt32(origins.count))
+                for (index, origin) in origins {
+                    writer.write(UInt32(index))
+                    writer.write(origin.clientFileID)
+                    writer.write(origin.clientVersion)
+                }
             }
         case .unbind(let sessionID):
             writer.write(MessageType.unbind)
@@ -87,7 +99,7 @@ extension ClientMessage {
                     sessionID: sessionID, partition: partition, clientFileID: clientFileID,
                     downloadedVersion: downloadedVersion, historyID: historyID,
                     acknowledgedClientVersion: acknowledgedClientVersion, checkpoint: checkpoint))
-        case MessageType.upload:
+        case MessageType.upload, MessageType.uploadWithOrigins:
             let sessionID = try reader.readUInt32()
             // Each changeset is at least a UInt64 version and a length prefix.
             let count = try reader.readCount(minimumElementSize: 8 + EncodedSize.lengthPrefix)
@@ -97,6 +109,22 @@ extension ClientMessage {
                 let clientVersion = try reader.readUInt64()
                 let data = try reader.readBytes()
                 changesets.append(UploadChangeset(clientVersion: clientVersion, data: data))
+            }
+            if type == MessageType.uploadWithOrigins {
+                // Each origin is a u32 index and two u64s; at least one, in increasing index.
+                let originCount = try reader.readCount(minimumElementSize: 4 + 8 + 8)
+                guard originCount >= 1 else { throw .invalidValue("an upload with origins that names none") }
+                var previous: Int?
+                for _ in 0..<originCount {
+                    let index = Int(try reader.readUInt32())
+                    guard index < changesets.count, previous.map({ index > $0 }) ?? true else {
+                        throw .invalidValue("origin index \(index) (not increasing, or past the changesets)")
+                    }
+                    previous = index
+                    let clientFileID = try reader.readUInt64()
+                    changesets[index].origin = ChangesetOrigin(
+                        clientFileID: clientFileID, clientVersion: try reader.readUInt64())
+                }
             }
             self = .upload(Upload(sessionID: sessionID, changesets: changesets))
         case MessageType.unbind:
@@ -123,7 +151,9 @@ extension ClientMessage {
         case .bind(let bind):
             1 + 4 + EncodedSize.string(bind.partition) + 8 + 8 + 8 + 8 + (bind.checkpoint == nil ? 0 : 8 + 4)
         case .upload(let upload):
-            upload.changesets.reduce(1 + 4 + 4) { $0 + 8 + EncodedSize.bytes($1.data) }
+            upload.changesets.reduce(1 + 4 + 4) {
+                $0 + 8 + EncodedSize.bytes($1.data) + ($1.origin == nil ? 0 : EncodedSize.origin)
+            } + (upload.changesets.contains { $0.origin != nil } ? EncodedSize.originCount : 0)
         case .unbind:
             1 + 4
         case .ping:

@@ -11,6 +11,11 @@ enum MessageType {
     /// A `bind` without one keeps type `bind`, so every message has exactly one encoding and a version 4 or 5
     /// client's `bind` is unchanged.
     static let bindWithCheckpoint: UInt8 = 0x07
+    /// An `upload` in which at least one changeset names `UploadChangeset.origin` (protocol version 7): the
+    /// fields of `upload`, then `u32 count` (at least 1) and that many `u32 index` (of the changeset in the
+    /// upload, strictly increasing), `u64 clientFileID`, `u64 clientVersion`. An upload without origins keeps
+    /// type `upload`.
+    static let uploadWithOrigins: UInt8 = 0x08
 
     static let welcome: UInt8 = 0x81
     static let download: UInt8 = 0x82
@@ -42,6 +47,13 @@ extension WireProtocol {
     /// entry count, entry tag, server version, length prefix, remaining bytes).
     public static let changesetFramingAllowance = 64
 
+    /// The bytes an `UploadChangeset.origin` adds to an `upload` (protocol version 7): its changeset's index
+    /// and its two fields.
+    public static let uploadOriginSize = 4 + 8 + 8
+
+    /// The bytes an `upload` that names at least one origin adds once: the count of origins.
+    public static let uploadOriginCountSize = 4
+
     /// The largest changeset that fits, with its framing, into one message of `maximumMessageSize` bytes:
     /// the largest changeset a client may write and a server must accept.
     public static let maximumChangesetSize: Int = maximumChangesetSize(forMessageSize: maximumMessageSize)
@@ -58,6 +70,8 @@ enum EncodedSize {
     static let lengthPrefix = 4
     static func string(_ s: String) -> Int { lengthPrefix + s.utf8.count }
     static func bytes(_ b: [UInt8]) -> Int { lengthPrefix + b.count }
+    static let origin = WireProtocol.uploadOriginSize
+    static let originCount = WireProtocol.uploadOriginCountSize
 }
 
 extension ByteWriter {

@@ -116,10 +116,33 @@ public struct UploadChangeset: Sendable, Hashable {
     public var clientVersion: UInt64
     /// The opaque changeset bytes.
     public var data: [UInt8]
+    /// Where the changeset was first written, when that was under another identity: a changeset that a
+    /// recovering client reset carried over from a replaced client file keeps the origin of the one it
+    /// recovers (its client file and client version there, or that changeset's own origin if it was
+    /// recovered too). `nil` for a changeset written here (its origin is this client file and
+    /// `clientVersion`). The server integrates each origin once: an upload whose origin the log already holds
+    /// with the same bytes (a store restored from a backup taken before a recovering reset, reset and
+    /// recovering the same changeset again) is acknowledged without being delivered twice. Protocol version 7.
+    public var origin: ChangesetOrigin?
 
-    public init(clientVersion: UInt64, data: [UInt8]) {
+    public init(clientVersion: UInt64, data: [UInt8], origin: ChangesetOrigin? = nil) {
         self.clientVersion = clientVersion
         self.data = data
+        self.origin = origin
+    }
+}
+
+/// The identity under which a changeset was first written: a client file and its client version there
+/// (`UploadChangeset.origin`).
+public struct ChangesetOrigin: Sendable, Hashable {
+    /// The client file that first held the changeset.
+    public var clientFileID: UInt64
+    /// Its client version in that client file.
+    public var clientVersion: UInt64
+
+    public init(clientFileID: UInt64, clientVersion: UInt64) {
+        self.clientFileID = clientFileID
+        self.clientVersion = clientVersion
     }
 }
 
@@ -131,12 +154,14 @@ public enum WireProtocol {
     /// `Download.acknowledgedDigests` at the end of `download`; version 5 added the server's
     /// `maximumMessageBytes` at the end of `welcome`; version 6 added `Bind.checkpoint` at the end of `bind`,
     /// whose type is then 0x07 (a `bind` of type 0x02 names none: a version 4 or 5 one, or one with nothing
-    /// to name).
-    public static let version: UInt16 = 6
+    /// to name); version 7 added `UploadChangeset.origin`, in an `upload` of type 0x08 that ends with the
+    /// origins of the changesets that have one (an `upload` of type 0x03 carries none).
+    public static let version: UInt16 = 7
 
     /// The oldest version a server of this build still welcomes: a version 4 client gets a version 4
     /// `welcome` (without the message limit), a version 5 or 6 client the same `welcome` with it; a version
-    /// 4 or 5 client's `bind` names no checkpoint (the server then skips that check), and every other message
-    /// is the same in all three.
+    /// 4 or 5 client's `bind` names no checkpoint (the server then skips that check), a client older than
+    /// version 7 names no origins (each changeset is its own), and every other message is the same in all
+    /// four.
     public static let oldestSupportedVersion: UInt16 = 4
 }

@@ -1,5 +1,6 @@
 import Foundation
 import SyncServer
+import SyncWire
 
 /// The end-of-run invariants, as a pure function of what the run left: the model's writes, the server's
 /// logs, and what each live session received. Each returned string is one violation.
@@ -27,6 +28,17 @@ enum InvariantChecker {
             for (index, stored) in log.enumerated() {
                 if stored.serverVersion != UInt64(index + 1) {
                     violations.append("server p\(partition): entry \(index) has version \(stored.serverVersion)")
+                }
+                // A duplicate entry (an origin integrated before, recovered again by a client reset) only
+                // acknowledges its upload: it must hold the bytes of the entry it names, and integrates nothing.
+                if let original = stored.duplicateOf {
+                    let held = original >= 1 && original < stored.serverVersion ? log[Int(original - 1)] : nil
+                    if held?.data != stored.data || held?.effectiveOrigin != stored.effectiveOrigin {
+                        violations.append(
+                            "server p\(partition) v\(stored.serverVersion): a duplicate of v\(original), which holds "
+                                + "another changeset")
+                    }
+                    continue
                 }
                 guard let id = SimulationModel.id(of: Data(stored.data)), let write = writesByID[id] else {
                     violations.append("server p\(partition) v\(stored.serverVersion): a changeset nobody wrote")
@@ -69,7 +81,12 @@ enum InvariantChecker {
                 violations.append("\(session.name) is invalid at the end (\(session.lastError ?? "no error reported"))")
                 continue
             }
-            let expected = Dictionary(uniqueKeysWithValues: log.map { ($0.serverVersion, Data($0.data)) })
+            // At a duplicate entry a session holds its bytes if its client file uploaded it (or a reset continued
+            // that store), and an empty changeset otherwise.
+            var expected = Dictionary(uniqueKeysWithValues: log.map { ($0.serverVersion, Data($0.data)) })
+            for stored in log where stored.duplicateOf != nil && session.changesets[stored.serverVersion] == Data() {
+                expected[stored.serverVersion] = Data()
+            }
             if session.changesets != expected {
                 let missing = expected.keys.filter { session.changesets[$0] == nil }.count
                 let extra = session.changesets.keys.filter { expected[$0] == nil }.count

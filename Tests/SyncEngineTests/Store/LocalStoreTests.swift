@@ -117,6 +117,26 @@ struct LocalStoreTests {
         await old.file.close()
     }
 
+    @Test(
+        "a recovered changeset's origin is durable (an .origin record after its .local one); a changeset written here is its own origin"
+    )
+    func recoveredOrigin() async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let path = directory.url.appendingPathComponent("store.synclog").path
+        let store = try await LocalStore.open(path: path, newClientFileID: { 5 }).store
+        let origin = ChangesetOrigin(clientFileID: 3, clientVersion: 9)
+        let records = store.recordsRecovered([1], origin: origin) + [store.recordLocal([2])]
+        _ = store.apply(records, at: try await store.file.append(records.map(\.payload)))
+        #expect(store.origin(of: 1) == origin)
+        #expect(store.origin(of: 2) == ChangesetOrigin(clientFileID: 5, clientVersion: 2))
+        await store.file.close()
+        let reopened = try await LocalStore.open(path: path, newClientFileID: { 6 }).store
+        #expect(reopened.local.map(\.origin) == [origin, nil])
+        #expect(reopened.origin(of: 1) == origin)
+        await reopened.file.close()
+    }
+
     @Test("entries already held are skipped: nothing is stored twice")
     func duplicatesSkipped() async throws {
         try await withStorePath { path in
@@ -217,6 +237,7 @@ struct LocalStoreTests {
                 ResetLineage(
                     replacedClientFileID: 7, replacementClientFileID: .max, lastIntegrated: 3, recovered: true,
                     reason: .historyLost)),
+            .origin(clientVersion: 2, originClientFileID: .max, originClientVersion: 9),
         ]
         for record in records {
             #expect(try Record(decoding: record.encoded()) == record)
