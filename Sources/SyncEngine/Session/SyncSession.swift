@@ -236,6 +236,11 @@ public final class SyncSession: Sendable, Hashable, CustomStringConvertible {
     /// already synced, then each new one as it is downloaded or acknowledged. Delivered on the session's
     /// callback executor, which also reads the changesets back from the local store (only an index of them
     /// is kept in memory); finishes when the app closes.
+    ///
+    /// A changeset the server holds twice — uploaded again by a client store restored from a backup taken
+    /// before a recovering client reset (docs/Protocol.md, "Deduplication by origin") — comes once with its
+    /// bytes and, at the later version, as an empty changeset (`data` empty); the client that uploaded it
+    /// again also gets its own bytes there.
     public var changesets: AnySyncStream<Changeset, Never> {
         engine.feed.stream(on: callbackExecutor)
     }
