@@ -106,8 +106,8 @@ final class LocalStore {
         let builder = IndexBuilder(path: reportedPath ?? path)
         let (file, discardedBytes) = try await StoreFile.open(
             path: path, fileSystem: fileSystem, reportedPath: reportedPath
-        ) { location, bytes in
-            builder.add(location, bytes)
+        ) { location, bytes, checksum in
+            builder.add(location, bytes, checksum: checksum)
         }
         if let failure = builder.failure {
             await file.close()
@@ -395,7 +395,10 @@ private final class IndexBuilder: @unchecked Sendable {
 
     init(path: String) { self.path = path }
 
-    func add(_ location: RecordLocation, _ bytes: [UInt8]) {
+    /// Counts the record `bytes` at `location`; `checksum` (its record's, checked by the scan) gives a
+    /// changeset's CRC-32 without reading its bytes a second time (a local changeset's digest, and the prefix
+    /// digest's link for a downloaded one).
+    func add(_ location: RecordLocation, _ bytes: [UInt8], checksum: RecordChecksum) {
         guard failure == nil else { return }
         let record: Record
         do {
@@ -417,7 +420,13 @@ private final class IndexBuilder: @unchecked Sendable {
             failure = .storeCorrupted(path: path, offset: location.offset)
             return
         }
-        if let entry = index.apply(record, at: location) { synced.append(entry) }
+        let bodyChecksum: UInt32? =
+            switch record {
+            case .local, .downloaded:
+                bytes.withUnsafeBytes { checksum.body(of: $0, afterPrefix: Record.changesetPrefixLength) }
+            default: nil
+            }
+        if let entry = index.apply(record, at: location, bodyChecksum: bodyChecksum) { synced.append(entry) }
     }
 }
 
