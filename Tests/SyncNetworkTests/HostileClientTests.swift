@@ -28,8 +28,7 @@ import Testing
 
         // A writer fills "big" with 32 changesets of 200 KiB, and p1…p5 with one each.
         let partitions = ["big", "p1", "p2", "p3", "p4", "p5"]
-        let writer = Peer(endpoint)
-        try await writer.welcome()
+        let writer = try await Peer.welcomed(endpoint)
         for (index, partition) in partitions.enumerated() {
             writer.connection.send(
                 .bind(Bind(sessionID: UInt32(index + 1), partition: partition, clientFileID: 1, downloadedVersion: 0)))
@@ -219,8 +218,7 @@ import Testing
         let server = try await SyncServer.listening(configuration: .init(maximumConnections: 1))
         let endpoint = try #require(server.webSocketEndpoint)
         let port = try #require(SyncEndpoint.port(of: endpoint))
-        let first = Peer(endpoint)
-        try await first.welcome()
+        let first = try await Peer.welcomed(endpoint)
         let head = try await offPool { () -> String in
             let socket = try RawSocket(port: port, timeout: .seconds(10))
             try socket.send(WebSocketHandshake.request(host: "127.0.0.1", port: port, key: "dGhlIHNhbXBsZSBub25jZQ=="))

@@ -35,10 +35,8 @@ import Testing
     static func syncPairs(_ endpoint: SyncEndpoint, tag: String) async throws -> Duration {
         var pairs: [(writer: Peer, reader: Peer, partition: String)] = []
         for index in 0..<2 {
-            let writer = Peer(endpoint)
-            let reader = Peer(endpoint)
-            try await writer.welcome()
-            try await reader.welcome()
+            let writer = try await Peer.welcomed(endpoint)
+            let reader = try await Peer.welcomed(endpoint)
             let partition = "\(tag)-\(index)"
             writer.connection.send(
                 .bind(Bind(sessionID: 1, partition: partition, clientFileID: 1, downloadedVersion: 0)))
@@ -87,8 +85,7 @@ import Testing
         let unloaded = try await Self.syncPairs(endpoint, tag: "unloaded")
 
         // The non-reader: welcomed, bound to a partition with a 4 MiB backlog, and never reads again.
-        let writer = Peer(endpoint)
-        try await writer.welcome()
+        let writer = try await Peer.welcomed(endpoint)
         writer.connection.send(.bind(Bind(sessionID: 1, partition: "backlog", clientFileID: 1, downloadedVersion: 0)))
         _ = try await writer.nextDownload()
         let big = (1...16).map {

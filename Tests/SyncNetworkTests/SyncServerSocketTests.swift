@@ -16,15 +16,15 @@ import Testing
 
     /// A writer and a reader bound to partition "p" on `endpoint`.
     func syncingPair(_ endpoint: SyncEndpoint) async throws -> (writer: Peer, reader: Peer) {
-        let writer = Peer(endpoint)
-        let reader = Peer(endpoint)
-        for (peer, clientFileID) in [(writer, UInt64(1)), (reader, UInt64(2))] {
-            try await peer.welcome()
+        var peers: [Peer] = []
+        for clientFileID in [UInt64(1), 2] {
+            let peer = try await Peer.welcomed(endpoint)
             peer.connection.send(
                 .bind(Bind(sessionID: 1, partition: "p", clientFileID: clientFileID, downloadedVersion: 0)))
             _ = try await peer.nextDownload()
+            peers.append(peer)
         }
-        return (writer, reader)
+        return (peers[0], peers[1])
     }
 
     /// The writer uploads one changeset as `clientVersion`; both see it (acknowledged, and downloaded).
@@ -152,8 +152,7 @@ import Testing
         let configuration = SyncServer.Configuration(maximumDownloadMessageBytes: 64 << 10)
         let server = try await SyncServer.listening(configuration: configuration, limits: limits)
         let endpoint = try #require(server.webSocketEndpoint)
-        let writer = Peer(endpoint)
-        try await writer.welcome()
+        let writer = try await Peer.welcomed(endpoint)
         writer.connection.send(.bind(Bind(sessionID: 1, partition: "p", clientFileID: 1, downloadedVersion: 0)))
         _ = try await writer.nextDownload()
 

@@ -139,8 +139,7 @@ import Testing
         // server's hello deadline while the other one binds (a loaded TSan run saw it closed before `welcome`).
         var peers: [Peer] = []
         for clientFileID in [UInt64(1), 2] {
-            let peer = Peer(endpoint)
-            try await peer.welcome()
+            let peer = try await Peer.welcomed(endpoint)
             peer.connection.send(
                 .bind(Bind(sessionID: 1, partition: "p", clientFileID: clientFileID, downloadedVersion: 0)))
             _ = try await peer.nextDownload()

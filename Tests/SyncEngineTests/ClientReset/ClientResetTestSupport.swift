@@ -23,6 +23,17 @@ func forgetfulServer(
         configuration: .init(store: store, maximumOfflineTime: .seconds(30 * 86_400), clock: clock.read))
 }
 
+/// Writes `values` through a new app on its own directory, waits until they are uploaded, closes it.
+func writeThroughNewApp(_ values: [UInt8], to server: SyncServer) async throws {
+    let directory = TemporaryDirectory()
+    defer { directory.remove() }
+    let app = makeApp(server: server.endpoint, directory: directory.url)
+    let session = try await app.login(.anonymous).openSession(partition: "p")
+    for value in values { try await session.write(payload(value)) }
+    try await session.wait(for: .upload)
+    try await app.close()
+}
+
 /// Waits until `server` counts `connections` open connections: it has handled the end of the others (so
 /// their client files were last seen before the test moves the server's clock on).
 func serverNoticed(_ server: SyncServer, connections: Int) async throws {

@@ -11,17 +11,6 @@ import Testing
 /// and never a fatal `badClientVersion`.
 @Suite("Server history", .timeLimit(.minutes(5)))
 struct HistoryTests {
-    /// Writes `values` through a new app on its own directory, waits until they are uploaded, closes it.
-    private func write(_ values: [UInt8], to server: SyncServer) async throws {
-        let directory = TemporaryDirectory()
-        defer { directory.remove() }
-        let app = makeApp(server: server.endpoint, directory: directory.url)
-        let session = try await app.login(.anonymous).openSession(partition: "p")
-        for value in values { try await session.write(payload(value)) }
-        try await session.wait(for: .upload)
-        try await app.close()
-    }
-
     /// The first attempt's refusal (see `connect(_:)`).
     private func isRefusal(_ error: SyncError) -> Bool {
         if case .connectionFailed = error { true } else { false }
@@ -32,7 +21,7 @@ struct HistoryTests {
         let directory = TemporaryDirectory()
         defer { directory.remove() }
         let original = try await SyncServer.embedded()
-        try await write([9], to: original)
+        try await writeThroughNewApp([9], to: original)
         do {
             let app = makeApp(server: original.endpoint, directory: directory.url)
             let session = try await app.login(.anonymous).openSession(partition: "p")
@@ -44,7 +33,7 @@ struct HistoryTests {
         // Another server, which never saw this log: others write five changesets, so its log is longer than
         // the client's version 3 and the old check (a bind past the end) does not fire.
         let fresh = try await SyncServer.embedded()
-        try await write([21, 22, 23, 24, 25], to: fresh)
+        try await writeThroughNewApp([21, 22, 23, 24, 25], to: fresh)
         let recorder = ResetRecorder()
         let fixture = try await EngineFixture(
             server: fresh, faults: .init(refuse: true), directory: directory,
@@ -73,7 +62,7 @@ struct HistoryTests {
         let directory = TemporaryDirectory()
         defer { directory.remove() }
         let original = try await SyncServer.embedded()
-        try await write([9], to: original)
+        try await writeThroughNewApp([9], to: original)
         do {
             let app = makeApp(server: original.endpoint, directory: directory.url)
             let session = try await app.login(.anonymous).openSession(partition: "p")
@@ -83,7 +72,7 @@ struct HistoryTests {
             try await app.close()
         }
         let fresh = try await SyncServer.embedded()
-        try await write([21, 22, 23, 24, 25], to: fresh)
+        try await writeThroughNewApp([21, 22, 23, 24, 25], to: fresh)
         let recorder = ResetRecorder()
         let fixture = try await EngineFixture(
             server: fresh, faults: .init(refuse: true), directory: directory,
@@ -137,7 +126,7 @@ struct HistoryTests {
         await original.stop()
         let restored = try await SyncServer.embedded(
             configuration: .init(store: try FilePartitionStore(directory: backup.url.path)))
-        try await write([21, 22, 23, 24], to: restored)  // the log: 1, 21…24 — past the client's version 3
+        try await writeThroughNewApp([21, 22, 23, 24], to: restored)  // the log: 1, 21…24 — past the client's version 3
         let recorder = ResetRecorder()
         let fixture = try await EngineFixture(
             server: restored, faults: .init(refuse: true), directory: directory,
@@ -177,12 +166,12 @@ struct HistoryTests {
         }
         let original = try await SyncServer.embedded(
             configuration: .init(store: try FilePartitionStore(directory: data.url.path)))
-        try await write([1], to: original)
+        try await writeThroughNewApp([1], to: original)
         for name in try FileManager.default.contentsOfDirectory(atPath: data.url.path) where name != "LOCK" {
             try FileManager.default.copyItem(
                 at: data.url.appendingPathComponent(name), to: backup.url.appendingPathComponent(name))
         }
-        try await write([2, 3], to: original)
+        try await writeThroughNewApp([2, 3], to: original)
         do {
             let app = makeApp(server: original.endpoint, directory: reader.url)
             let session = try await app.login(.anonymous).openSession(partition: "p")
@@ -192,7 +181,8 @@ struct HistoryTests {
         await original.stop()
         let restored = try await SyncServer.embedded(
             configuration: .init(store: try FilePartitionStore(directory: backup.url.path)))
-        try await write([21, 22, 23], to: restored)  // the log: 1, 21, 22, 23 — past the reader's version 3
+        // The log: 1, 21, 22, 23 — past the reader's version 3.
+        try await writeThroughNewApp([21, 22, 23], to: restored)
         let app = makeApp(server: restored.endpoint, directory: reader.url)
         let session = try await app.login(.anonymous).openSession(partition: "p")
         try await session.wait(for: .download)

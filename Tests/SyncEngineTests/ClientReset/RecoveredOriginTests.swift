@@ -21,15 +21,24 @@ extension ResetRecorder {
 
 @Suite("Recovered changesets' origins", .timeLimit(.minutes(5)))
 struct RecoveredOriginTests {
-    /// Writes `values` through a new app on its own directory, waits until they are uploaded, closes it.
-    private func write(_ values: [UInt8], to server: SyncServer) async throws {
-        let directory = TemporaryDirectory()
-        defer { directory.remove() }
-        let app = makeApp(server: server.endpoint, directory: directory.url)
+    /// The start of the backup scenarios: payload 9 in the log; `client` (a new client file F1, mode
+    /// `.recoverUnsyncedChanges`) downloads it, then writes payload 5 while suspended, which the server never
+    /// receives; once the server noticed the app closed, `backup` is a copy of `client` (payload 5
+    /// unacknowledged in F1).
+    private func backUpAnUnsyncedWrite(
+        _ client: TemporaryDirectory, to backup: TemporaryDirectory, on server: SyncServer
+    ) async throws {
+        try await writeThroughNewApp([9], to: server)
+        let app = makeApp(
+            server: server.endpoint, directory: client.url,
+            configure: { $0.clientResetMode = .recoverUnsyncedChanges })
         let session = try await app.login(.anonymous).openSession(partition: "p")
-        for value in values { try await session.write(payload(value)) }
-        try await session.wait(for: .upload)
+        try await session.wait(for: .download)
+        session.suspend()
+        try await session.write(payload(5))
         try await app.close()
+        try await serverNoticed(server, connections: 0)
+        try restore(backup, from: client)
     }
 
     /// Replaces `directory`'s contents with a copy of `backup`'s.
@@ -79,20 +88,7 @@ struct RecoveredOriginTests {
             client.remove()
             backup.remove()
         }
-        try await write([9], to: server)
-        // The client file holds the log (version 1), then writes payload 5, which the server never receives.
-        do {
-            let app = makeApp(
-                server: server.endpoint, directory: client.url,
-                configure: { $0.clientResetMode = .recoverUnsyncedChanges })
-            let session = try await app.login(.anonymous).openSession(partition: "p")
-            try await session.wait(for: .download)
-            session.suspend()
-            try await session.write(payload(5))
-            try await app.close()
-        }
-        try await serverNoticed(server, connections: 0)
-        try restore(backup, from: client)  // the backup: payload 5 unacknowledged in client file F1
+        try await backUpAnUnsyncedWrite(client, to: backup, on: server)
         clock.advance(days: 31)  // the server forgets F1
         // F1's reset recovers payload 5 as F2's client version 1 and uploads it.
         let (first, _) = try await resetAndSync(client, on: server)
@@ -131,19 +127,7 @@ struct RecoveredOriginTests {
             client.remove()
             backup.remove()
         }
-        try await write([9], to: server)
-        do {
-            let app = makeApp(
-                server: server.endpoint, directory: client.url,
-                configure: { $0.clientResetMode = .recoverUnsyncedChanges })
-            let session = try await app.login(.anonymous).openSession(partition: "p")
-            try await session.wait(for: .download)
-            session.suspend()
-            try await session.write(payload(5))
-            try await app.close()
-        }
-        try await serverNoticed(server, connections: 0)
-        try restore(backup, from: client)  // F1 with payload 5 unacknowledged
+        try await backUpAnUnsyncedWrite(client, to: backup, on: server)
         clock.advance(days: 31)
         // F1's reset recovers payload 5 into F2, but F2 goes offline before uploading it: the reset is done
         // while the connection drops every upload.
@@ -197,7 +181,7 @@ struct RecoveredOriginTests {
         }
         let original = try await SyncServer.embedded(
             configuration: .init(store: try FilePartitionStore(directory: data.url.path)))
-        try await write([9], to: original)
+        try await writeThroughNewApp([9], to: original)
         do {
             let app = makeApp(
                 server: original.endpoint, directory: client.url,
@@ -219,7 +203,7 @@ struct RecoveredOriginTests {
             let app = makeApp(server: original.endpoint, directory: client.url)
             let session = try await app.login(.anonymous).openSession(partition: "p")
             try await session.wait(for: .upload)
-            try await write([21], to: original)
+            try await writeThroughNewApp([21], to: original)
             try await session.wait(for: .download)
             try await app.close()
         }
@@ -228,7 +212,7 @@ struct RecoveredOriginTests {
         // The server is restored from its backup (the same history) and grows past F1's version 3.
         let restored = try await SyncServer.embedded(
             configuration: .init(store: try FilePartitionStore(directory: serverBackup.url.path)))
-        try await write([22, 23], to: restored)
+        try await writeThroughNewApp([22, 23], to: restored)
         // F1 holds other bytes at version 3 (historyLost); its reset recovers payload 5 (the log lost it) as F2's
         // client version 1, with F1's origin.
         let (reset, _) = try await resetAndSync(client, on: restored)
