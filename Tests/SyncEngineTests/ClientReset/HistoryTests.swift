@@ -223,7 +223,7 @@ struct HistoryTests {
             try FileManager.default.copyItem(
                 at: data.url.appendingPathComponent(name), to: backup.url.appendingPathComponent(name))
         }
-        try await write([2, 3], to: original)
+        try await writeThroughNewApp([2, 3], to: original)
         do {
             let app = makeApp(server: original.endpoint, directory: reader.url)
             let session = try await app.login(.anonymous).openSession(partition: "p")
@@ -232,7 +232,8 @@ struct HistoryTests {
         }
         await original.stop()
         let restored = try await forgetfulServer(clock, store: try FilePartitionStore(directory: backup.url.path))
-        try await write([21, 3, 24], to: restored)  // the log: 1, 21, 3, 24 — version 3 as the reader holds it
+        // The log: 1, 21, 3, 24 — version 3 as the reader holds it.
+        try await writeThroughNewApp([21, 3, 24], to: restored)
         clock.advance(days: 31)  // the reader's client file is forgotten at its next bind
         // The reader's feed delivers what it holds (versions 1…3) before it connects.
         let fixture = try await EngineFixture(server: restored, faults: .init(refuse: true), directory: reader)
