@@ -167,9 +167,9 @@ public enum WireProtocol {
     public static let version: UInt16 = 8
 
     /// The oldest version a server of this build still welcomes: a version 4 client gets a version 4
-    /// `welcome` (without the message limit), a version 5 or 6 client the same `welcome` with it; a version
-    /// 4 or 5 client's `bind` names no checkpoint (the server then skips that check), a client older than
-    /// version 7 names no origins (each changeset is its own), and every other message is the same in all
-    /// four.
+    /// `welcome` (without the message limit), a version 5 to 8 client the same `welcome` with it; a version
+    /// 4 or 5 client's `bind` names no checkpoint (the server then skips that check), a version 6 or 7
+    /// client's names the CRC-32 of one changeset (checked as such), a client older than version 7 names no
+    /// origins (each changeset is its own), and every other message is the same in all five.
     public static let oldestSupportedVersion: UInt16 = 4
 }
