@@ -143,3 +143,13 @@ public enum CRC32 {
         shift(running ^ 0xFFFF_FFFF, byteCount: count) ^ checksum
     }
 }
+
+extension CRC32 {
+    /// The prefix digest D(n) of a log's versions 1…n (`LogCheckpoint.coversPrefix`, protocol version 8) from
+    /// D(n − 1) (`previous`; D(0) = 0) and `checksum`, the CRC-32 of the changeset held at n: the CRC-32 of
+    /// the 8 bytes `previous` (little-endian) ‖ `checksum` (little-endian). A changeset that differs at any
+    /// version up to n changes D(n) (but for CRC collisions).
+    public static func prefixDigest(after previous: UInt32, checksum: UInt32) -> UInt32 {
+        withUnsafeBytes(of: (previous.littleEndian, checksum.littleEndian)) { finish(update(start, $0)) }
+    }
+}

@@ -109,6 +109,16 @@ struct RecordCodec: Sendable {
     /// Bytes of the file header.
     var fileHeaderSize: Int { version == 2 ? 8 : RecordFormat.fileHeaderSize }
 
+    /// The CRC-32 of the part of a payload after its first `prefix.count` bytes (`CRC32.checksum(body)`), from
+    /// the record's `checksum` (checked) and `length`, without reading the body: CRC-32 is linear, so the
+    /// checksum of salt ‖ length ‖ prefix ‖ body is that of salt ‖ length ‖ prefix carried over the body's
+    /// `bodyCount` bytes, combined with the body's own (`CRC32.finish(_:followedBy:byteCount:)`, which is its
+    /// own inverse in the body's checksum).
+    func bodyChecksum(checksum: UInt32, length: UInt32, prefix: UnsafeRawBufferPointer, bodyCount: Int) -> UInt32 {
+        let running = withUnsafeBytes(of: length.littleEndian) { CRC32.update(CRC32.update(seed, $0), prefix) }
+        return CRC32.finish(running, followedBy: checksum, byteCount: bodyCount)
+    }
+
     /// The checksum of a payload given in two parts.
     func checksum(length: UInt32, parts first: UnsafeRawBufferPointer, _ second: UnsafeRawBufferPointer) -> UInt32 {
         let running = withUnsafeBytes(of: length.littleEndian) { CRC32.update(seed, $0) }
@@ -166,5 +176,21 @@ struct RecordCodec: Sendable {
         return RecordHeader(
             length: RecordFormat.load(bytes, at: 2), checksum: RecordFormat.load(bytes, at: 14),
             batch: RecordFormat.load64(bytes, at: 6), commit: bytes[1] == RecordFormat.commitFlag)
+    }
+}
+
+/// The checked checksum of a record a `RecordLog` visits as it opens, from which the CRC-32 of the part of
+/// its payload after a prefix is found without reading that part again (`body(of:afterPrefix:)`).
+public struct RecordChecksum: Sendable {
+    let codec: RecordCodec
+    let length: UInt32
+    let checksum: UInt32
+
+    /// `CRC32.checksum` of `payload`'s bytes after the first `prefixLength` (`payload` is the record's payload
+    /// as visited): only the prefix is read, whatever the body's size.
+    public func body(of payload: UnsafeRawBufferPointer, afterPrefix prefixLength: Int) -> UInt32 {
+        let prefix = UnsafeRawBufferPointer(rebasing: payload[0..<min(prefixLength, payload.count)])
+        return codec.bodyChecksum(
+            checksum: checksum, length: length, prefix: prefix, bodyCount: payload.count - prefix.count)
     }
 }

@@ -71,10 +71,21 @@ public final class RecordLog {
     /// A version 2 file is converted first: its intact records are copied, in order, to a version 3 file
     /// beside it (`.migrating-<name>`), which is fsynced and renamed over it; `recovery` then reports what
     /// the version 2 scan cut.
-    package init(
+    package convenience init(
         path: String,
         fileSystem: any FileSystem,
         visit: (RecordLocation, UnsafeRawBufferPointer) -> Void = { _, _ in }
+    ) throws(RecordLogError) {
+        try self.init(
+            path: path, fileSystem: fileSystem, visitChecked: { location, payload, _ in visit(location, payload) })
+    }
+
+    /// Opens as `init(path:fileSystem:visit:)` does, and gives `visitChecked` each record's checked checksum
+    /// too, from which the CRC-32 of a part of its payload is found without reading that part again.
+    package init(
+        path: String,
+        fileSystem: any FileSystem,
+        visitChecked visit: (RecordLocation, UnsafeRawBufferPointer, RecordChecksum) -> Void
     ) throws(RecordLogError) {
         var descriptor = try Self.openLocked(path, fileSystem: fileSystem)
         var converted: Recovery?
@@ -157,7 +168,7 @@ public final class RecordLog {
         do throws(RecordLogError) {
             scanned = try RecordLogScan(path: path, fileSystem: fileSystem, descriptor: descriptor).run(
                 codec: .version2,
-                visit: { _, payload in
+                visit: { _, payload, _ in
                     guard failure == nil else { return }
                     batch.append(Array(payload))
                     batchBytes += payload.count

@@ -77,7 +77,7 @@ struct RecordLogScan {
     /// cuts a torn final batch.
     func run(
         codec: RecordCodec,
-        visit: (RecordLocation, UnsafeRawBufferPointer) -> Void
+        visit: (RecordLocation, UnsafeRawBufferPointer, RecordChecksum) -> Void
     ) throws(RecordLogError) -> (length: UInt64, recovery: RecordLog.Recovery) {
         let size: UInt64
         switch fileSystem.size(descriptor) {
@@ -89,7 +89,7 @@ struct RecordLogScan {
         var count = 0
         /// Where the batch being read began, and its records read so far (visited at its commit).
         var batchStart = offset
-        var pending: [RecordLocation] = []
+        var pending: [(location: RecordLocation, checksum: UInt32)] = []
         while offset < size {
             let expectedBatch = batchStart
             let immediate = pending.isEmpty
@@ -98,22 +98,27 @@ struct RecordLogScan {
                     at: offset,
                     visit: { header, location, payload in
                         // A batch of one is visited as it is read; a longer one at its commit.
-                        if immediate, header.commit, header.batch == expectedBatch { visit(location, payload) }
+                        if immediate, header.commit, header.batch == expectedBatch {
+                            visit(
+                                location, payload,
+                                RecordChecksum(codec: codec, length: header.length, checksum: header.checksum))
+                        }
                     })
             else { break }
             guard header.batch == batchStart else { break }
             if header.commit {
-                if !pending.isEmpty { pending.append(location) }
-                for earlier in pending {
+                if !pending.isEmpty { pending.append((location, header.checksum)) }
+                for (earlier, checksum) in pending {
                     let payload = try reader.bytes(
                         at: earlier.offset + UInt64(codec.headerSize), count: Int(earlier.length))
-                    payload.withUnsafeBytes { visit(earlier, $0) }
+                    let known = RecordChecksum(codec: codec, length: earlier.length, checksum: checksum)
+                    payload.withUnsafeBytes { visit(earlier, $0, known) }
                 }
                 count += max(pending.count, 1)
                 pending.removeAll()
                 batchStart = offset + UInt64(codec.headerSize) + UInt64(location.length)
             } else {
-                pending.append(location)
+                pending.append((location, header.checksum))
             }
             offset += UInt64(codec.headerSize) + UInt64(location.length)
         }

@@ -21,7 +21,8 @@ import Testing
 
     @Test func everyMessageTypeByteIsDistinct() {
         let types = Samples.client.map { $0.encoded()[0] } + Samples.server.map { $0.encoded()[0] }
-        #expect(Set(types) == [0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08, 0x81, 0x82, 0x83, 0x84, 0x85, 0x86])
+        #expect(
+            Set(types) == [0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x81, 0x82, 0x83, 0x84, 0x85, 0x86])
     }
 
     // MARK: - Golden bytes (these pin the format; docs/Protocol.md describes the same layout)
@@ -94,6 +95,23 @@ import Testing
             try ClientMessage(decoding: [0x07] + plainBytes.dropFirst())
         }
         #expect(throws: WireError.trailingBytes(12)) { try ClientMessage(decoding: [0x02] + namedBytes.dropFirst()) }
+    }
+
+    @Test(
+        "a version 8 bind whose checkpoint covers the prefix of the log is type 0x09 with the same fields as 0x07 and decodes as a prefix checkpoint; a one-changeset checkpoint stays 0x07"
+    )
+    func bindPrefixCheckpoint() throws {
+        var bind = Bind(
+            sessionID: 2, partition: "p", clientFileID: 3, downloadedVersion: 0x0405, historyID: 0x0607,
+            acknowledgedClientVersion: 8)
+        bind.checkpoint = LogCheckpoint(serverVersion: 0x0405, digest: 0xA1B2_C3D4)
+        let one = ClientMessage.bind(bind).encoded()
+        bind.checkpoint?.coversPrefix = true
+        let prefix = ClientMessage.bind(bind).encoded()
+        #expect(prefix == [0x09] + one.dropFirst())
+        #expect(ClientMessage.bind(bind).encodedSize == 54)
+        #expect(try ClientMessage(decoding: prefix) == .bind(bind))
+        #expect(try ClientMessage(decoding: one) != .bind(bind))
     }
 
     @Test("an upload naming origins (protocol version 7) round-trips as type 0x08; one without keeps type 0x03")
@@ -266,7 +284,7 @@ import Testing
     }
 
     @Test func unknownMessageTypesAreRejected() {
-        for type in UInt8.min...UInt8.max where !(0x01...0x08).contains(type) {
+        for type in UInt8.min...UInt8.max where !(0x01...0x09).contains(type) {
             #expect(throws: WireError.unknownMessageType(type)) { try ClientMessage(decoding: [type]) }
         }
         for type in UInt8.min...UInt8.max where !(0x81...0x86).contains(type) {

@@ -19,6 +19,11 @@ enum Samples {
             Bind(
                 sessionID: .max, partition: "p", clientFileID: .max, downloadedVersion: .max, historyID: .max,
                 acknowledgedClientVersion: .max, checkpoint: LogCheckpoint(serverVersion: .max, digest: .max))),
+        .bind(
+            Bind(
+                sessionID: 3, partition: "p", clientFileID: 2, downloadedVersion: 3, historyID: 4,
+                acknowledgedClientVersion: 5, checkpoint: LogCheckpoint(serverVersion: 3, digest: 7, coversPrefix: true)
+            )),
         .upload(Upload(sessionID: 1, changesets: [])),
         .upload(
             Upload(

@@ -62,15 +62,17 @@ final class LocalStore {
     private var reservedHistoryID: UInt64?
     /// The highest server version held (downloaded or acknowledged) in the file.
     var downloadedVersion: UInt64 { index.downloadedVersion }
-    /// The CRC-32 of the changeset held at `downloadedVersion`; `nil` when none is.
+    /// The prefix digest D(`downloadedVersion`) of every changeset held at versions 1…`downloadedVersion`
+    /// (`CRC32.prefixDigest`: downloaded ones and this store's own acknowledged ones); `nil` when none is.
     var downloadedDigest: UInt32? { index.downloadedDigest }
     /// What a bind names to the server (`Bind.checkpoint`): the checkpoint a `clientExpired` reset carried
     /// over from the store it replaced (where the changesets feed got to), while this store has not
-    /// downloaded that far; otherwise the changeset at `downloadedVersion`. `nil` when there is none.
+    /// downloaded that far (it downloads the log again from version 1, so its own prefix digest is computed
+    /// from the start); otherwise the prefix digest at `downloadedVersion`. `nil` when there is none.
     var checkpoint: LogCheckpoint? {
         if let carried = index.checkpoint, carried.serverVersion > index.downloadedVersion { return carried }
         guard index.downloadedVersion > 0, let digest = index.downloadedDigest else { return nil }
-        return LogCheckpoint(serverVersion: index.downloadedVersion, digest: digest)
+        return LogCheckpoint(serverVersion: index.downloadedVersion, digest: digest, coversPrefix: true)
     }
     /// Bytes of local changesets, all and acknowledged.
     var uploadableBytes: Int { index.uploadableBytes }
@@ -104,14 +106,13 @@ final class LocalStore {
         let builder = IndexBuilder(path: reportedPath ?? path)
         let (file, discardedBytes) = try await StoreFile.open(
             path: path, fileSystem: fileSystem, reportedPath: reportedPath
-        ) { location, bytes in
-            builder.add(location, bytes)
+        ) { location, bytes, checksum in
+            builder.add(location, bytes, checksum: checksum)
         }
         if let failure = builder.failure {
             await file.close()
             throw failure
         }
-        builder.finish()
         if builder.index.clientFileID == nil {
             let id = newClientFileID()
             let header = Record.header(clientFileID: id).payload
@@ -154,7 +155,10 @@ final class LocalStore {
             records.append(.history(id: old.historyID))
         }
         if let checkpoint = old.checkpoint {
-            records.append(.checkpoint(serverVersion: checkpoint.serverVersion, digest: checkpoint.digest))
+            records.append(
+                .checkpoint(
+                    serverVersion: checkpoint.serverVersion, digest: checkpoint.digest,
+                    coversPrefix: checkpoint.coversPrefix))
         }
         return records
     }
@@ -304,8 +308,9 @@ struct Index: Sendable {
     var historyID: UInt64?
     var acknowledgedClientVersion: UInt64 = 0
     var downloadedVersion: UInt64 = 0
-    /// The CRC-32 of the changeset at `downloadedVersion` (its own or downloaded); `nil` when none is held,
-    /// or while an opening store's builder has not computed it yet (`IndexBuilder.finish`).
+    /// The prefix digest D(`downloadedVersion`) (`CRC32.prefixDigest`) of the changesets held at versions
+    /// 1…`downloadedVersion` (own acknowledged or downloaded); `nil` when none is held (or the versions held
+    /// had a gap, which `LocalStore.records(for:)` never makes).
     var downloadedDigest: UInt32?
     /// The checkpoint carried over by a `clientExpired` reset (`LocalStore.recordsContinuing`).
     var checkpoint: LogCheckpoint?
@@ -316,20 +321,17 @@ struct Index: Sendable {
     var lineage: [ResetLineage] = []
 
     /// Counts one durable record; returns the synced changeset it made known, if any. `bodyChecksum`: the
-    /// CRC-32 of a changeset record's bytes when known (from the append), else computed here. Without
-    /// `digestingDownloads` a downloaded changeset that becomes the last one held leaves `downloadedDigest`
-    /// `nil` unless its checksum is given (an opening store digests only the last one, once).
-    mutating func apply(
-        _ record: Record, at location: RecordLocation, bodyChecksum: UInt32? = nil, digestingDownloads: Bool = true
-    ) -> SyncedEntry? {
+    /// CRC-32 of a changeset record's bytes when known (from the append, or the open's record scan), else
+    /// computed here.
+    mutating func apply(_ record: Record, at location: RecordLocation, bodyChecksum: UInt32? = nil) -> SyncedEntry? {
         switch record {
         case .header:
             return nil
         case .history(let id):
             historyID = id
             return nil
-        case .checkpoint(let serverVersion, let digest):
-            checkpoint = LogCheckpoint(serverVersion: serverVersion, digest: digest)
+        case .checkpoint(let serverVersion, let digest, let coversPrefix):
+            checkpoint = LogCheckpoint(serverVersion: serverVersion, digest: digest, coversPrefix: coversPrefix)
             return nil
         case .synced(let date):
             lastSyncedAt = date
@@ -356,19 +358,26 @@ struct Index: Sendable {
             local[index].serverVersion = serverVersion
             acknowledgedClientVersion = max(acknowledgedClientVersion, clientVersion)
             uploadedBytes += local[index].byteCount
-            if serverVersion >= downloadedVersion {
-                downloadedVersion = serverVersion
-                downloadedDigest = local[index].digest
-            }
+            if serverVersion > downloadedVersion { hold(serverVersion, checksum: local[index].digest) }
             return SyncedEntry(serverVersion: serverVersion, location: local[index].location)
         case .downloaded(let serverVersion, let data):
-            if serverVersion >= downloadedVersion {
-                downloadedVersion = serverVersion
-                downloadedDigest = bodyChecksum ?? (digestingDownloads ? CRC32.checksum(data) : nil)
-            }
+            if serverVersion > downloadedVersion { hold(serverVersion, checksum: bodyChecksum ?? CRC32.checksum(data)) }
             downloadedBytes += data.count
             return SyncedEntry(serverVersion: serverVersion, location: location)
         }
+    }
+}
+
+extension Index {
+    /// Holds `serverVersion` (above `downloadedVersion`), whose changeset's CRC-32 is `checksum`: the prefix
+    /// digest goes on from D(`downloadedVersion`) (D(0) = 0). After a gap (never made) it is unknown.
+    fileprivate mutating func hold(_ serverVersion: UInt64, checksum: UInt32) {
+        if serverVersion == downloadedVersion + 1, let previous = downloadedVersion == 0 ? 0 : downloadedDigest {
+            downloadedDigest = CRC32.prefixDigest(after: previous, checksum: checksum)
+        } else {
+            downloadedDigest = nil
+        }
+        downloadedVersion = serverVersion
     }
 }
 
@@ -383,13 +392,13 @@ private final class IndexBuilder: @unchecked Sendable {
     /// The first record that is not what a store holds: the open fails with it.
     var failure: SyncError?
     private var isFirst = true
-    /// The bytes of the downloaded changeset at the index's `downloadedVersion`, until `finish` digests them
-    /// (one changeset, only while the store opens: digesting every downloaded one would read them twice).
-    private var lastDownloaded: [UInt8]?
 
     init(path: String) { self.path = path }
 
-    func add(_ location: RecordLocation, _ bytes: [UInt8]) {
+    /// Counts the record `bytes` at `location`; `checksum` (its record's, checked by the scan) gives a
+    /// changeset's CRC-32 without reading its bytes a second time (a local changeset's digest, and the prefix
+    /// digest's link for a downloaded one).
+    func add(_ location: RecordLocation, _ bytes: [UInt8], checksum: RecordChecksum) {
         guard failure == nil else { return }
         let record: Record
         do {
@@ -411,24 +420,13 @@ private final class IndexBuilder: @unchecked Sendable {
             failure = .storeCorrupted(path: path, offset: location.offset)
             return
         }
-        if let entry = index.apply(record, at: location, digestingDownloads: false) { synced.append(entry) }
-        switch record {
-        case .downloaded(let serverVersion, let data) where serverVersion == index.downloadedVersion:
-            lastDownloaded = data
-        case .acknowledged(let serverVersion, _) where serverVersion == index.downloadedVersion:
-            lastDownloaded = nil
-        default:
-            break
-        }
-    }
-
-    /// Digests the last downloaded changeset, if it is the one at the index's `downloadedVersion`. Called once,
-    /// after the last `add`.
-    func finish() {
-        if let lastDownloaded, index.downloadedDigest == nil, index.downloadedVersion > 0 {
-            index.downloadedDigest = CRC32.checksum(lastDownloaded)
-        }
-        lastDownloaded = nil
+        let bodyChecksum: UInt32? =
+            switch record {
+            case .local, .downloaded:
+                bytes.withUnsafeBytes { checksum.body(of: $0, afterPrefix: Record.changesetPrefixLength) }
+            default: nil
+            }
+        if let entry = index.apply(record, at: location, bodyChecksum: bodyChecksum) { synced.append(entry) }
     }
 }
 
@@ -444,8 +442,10 @@ enum Record: Equatable, Sendable {
     case synced(at: Date)
     /// A client reset that replaced an earlier store of this session (`ResetLineage`).
     case lineage(ResetLineage)
-    /// Where the store a `clientExpired` reset replaced had got to in the log (`LocalStore.checkpoint`).
-    case checkpoint(serverVersion: UInt64, digest: UInt32)
+    /// Where the store a `clientExpired` reset replaced had got to in the log (`LocalStore.checkpoint`):
+    /// the prefix digest there (`coversPrefix`, tag 10), or, written by an older engine, the CRC-32 of the one
+    /// changeset there (tag 8).
+    case checkpoint(serverVersion: UInt64, digest: UInt32, coversPrefix: Bool)
     /// The origin of the `.local` changeset `clientVersion` (written before it): a recovering client reset
     /// carried it over from a replaced store, where it was first written as `originClientVersion` of
     /// `originClientFileID` (`LocalStore.LocalEntry.origin`).
@@ -482,8 +482,9 @@ enum Record: Equatable, Sendable {
             writer.write(reset.lastIntegrated)
             writer.write(UInt8(reset.recovered ? 1 : 0))
             writer.write(reset.reason.rawValue)
-        case .checkpoint(let serverVersion, let digest):
-            writer.write(UInt8(8))
+        case .checkpoint(let serverVersion, let digest, let coversPrefix):
+            // Tag 8: a one-changeset checkpoint (stores of protocol versions 6 and 7); 10: a prefix digest.
+            writer.write(UInt8(coversPrefix ? 10 : 8))
             writer.write(serverVersion)
             writer.write(digest)
         case .origin(let clientVersion, let originClientFileID, let originClientVersion):
@@ -497,7 +498,8 @@ enum Record: Equatable, Sendable {
 
     init(decoding bytes: [UInt8]) throws(WireError) {
         var reader = ByteReader(bytes)
-        switch try reader.readUInt8() {
+        let tag = try reader.readUInt8()
+        switch tag {
         case 1: self = .header(clientFileID: try reader.readUInt64())
         case 2: self = .local(clientVersion: try reader.readUInt64(), data: try reader.readBytes())
         case 3: self = .acknowledged(serverVersion: try reader.readUInt64(), clientVersion: try reader.readUInt64())
@@ -516,14 +518,16 @@ enum Record: Equatable, Sendable {
                 ResetLineage(
                     replacedClientFileID: replaced, replacementClientFileID: replacement,
                     lastIntegrated: lastIntegrated, recovered: recovered == 1, reason: reason))
-        case 8: self = .checkpoint(serverVersion: try reader.readUInt64(), digest: try reader.readUInt32())
+        case 8, 10:
+            self = .checkpoint(
+                serverVersion: try reader.readUInt64(), digest: try reader.readUInt32(), coversPrefix: tag == 10)
         case 9:
             let clientVersion = try reader.readUInt64()
             let originClientFileID = try reader.readUInt64()
             self = .origin(
                 clientVersion: clientVersion, originClientFileID: originClientFileID,
                 originClientVersion: try reader.readUInt64())
-        case let tag: throw .unknownTag("local store record", tag)
+        default: throw .unknownTag("local store record", tag)
         }
         try reader.expectEnd()
     }

@@ -30,7 +30,8 @@ final class StoreFile: Sendable {
     }
 
     /// Opens (or creates) the store file at `path` on a queue of its own, through `fileSystem`'s system
-    /// calls, and calls `visit` there with each intact record, in order, with its location. Nothing of the records is kept beyond `visit`. Returns the
+    /// calls, and calls `visit` there with each intact record, in order, with its location and its checked
+    /// checksum (which gives the CRC-32 of a changeset's bytes without reading them again). Nothing of the records is kept beyond `visit`. Returns the
     /// file and how many bytes of a torn final record were cut.
     ///
     /// - Throws: `.storeInUse` when another app holds the file's lock, `.storeCorrupted` for damage that is
@@ -42,7 +43,7 @@ final class StoreFile: Sendable {
         path: String,
         fileSystem: any FileSystem = SystemFileSystem(),
         reportedPath: String? = nil,
-        visit: @escaping @Sendable (RecordLocation, [UInt8]) -> Void
+        visit: @escaping @Sendable (RecordLocation, [UInt8], RecordChecksum) -> Void
     ) async throws(SyncError) -> (file: StoreFile, discardedBytes: Int) {
         let queue = BlockingQueue(label: "SyncEngine.store")
         let name = reportedPath ?? path
@@ -50,8 +51,8 @@ final class StoreFile: Sendable {
             let log: RecordLog
             let reader: RecordReader
             do throws(RecordLogError) {
-                log = try RecordLog(path: path, fileSystem: fileSystem) { location, payload in
-                    visit(location, Array(payload))
+                log = try RecordLog(path: path, fileSystem: fileSystem) { location, payload, checksum in
+                    visit(location, Array(payload), checksum)
                 }
                 reader = try log.makeReader()
             } catch {

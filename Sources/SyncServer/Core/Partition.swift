@@ -41,6 +41,12 @@ final class Partition {
     private var waiters: [CheckedContinuation<Void, Never>] = []
     /// Reads of the store for this partition in progress outside the gate (pumps sending entries).
     var readers = 0
+    /// `prefixDigests[v - 1]`: the prefix digest D(v) of versions 1…v as a client that did not upload the
+    /// log's duplicate entries holds them (`CRC32.prefixDigest` over each entry's `deliveredData`), filled
+    /// lazily from the start by binds that name a prefix checkpoint (`ServerCore.checkpointRefusal`), 4
+    /// bytes per version filled. The log only grows while loaded (a restore or unload empties it), so a
+    /// filled value stays right.
+    var prefixDigests: [UInt32] = []
 
     private struct OwnEntries {
         var versions: [UInt64] = []
@@ -74,6 +80,7 @@ final class Partition {
         recoveredOrigins = [:]
         owners = [:]
         recent = RecentChangesets(capacityBytes: recent.capacityBytes)
+        prefixDigests = []
         append(loaded)
         isLoaded = true
     }
@@ -181,6 +188,7 @@ final class Partition {
         recoveredOrigins = [:]
         owners = [:]
         recent = RecentChangesets(capacityBytes: recent.capacityBytes)
+        prefixDigests = []
         isLoaded = false
     }
 

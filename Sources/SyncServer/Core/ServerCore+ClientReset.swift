@@ -130,6 +130,14 @@ extension ServerCore {
                     + "\(partition.latestVersion): the client must be reset", details
             )
         }
+        if checkpoint.coversPrefix {
+            if try await prefixDigest(at: version, in: partition) == checkpoint.digest { return nil }
+            if try await uploaderViewMatches(checkpoint, clientFileID: bind.clientFileID, in: partition) { return nil }
+            return (
+                "the client holds other bytes at a version up to \(version) of \(partition.name) than the server's log "
+                    + "(the server was restored from an older copy of its log): the client must be reset", details
+            )
+        }
         let data: [UInt8]
         if let cached = partition.cachedData(of: version) {
             data = cached
@@ -155,6 +163,74 @@ extension ServerCore {
             "the client holds other bytes at version \(version) of \(partition.name) than the server's log (the server "
                 + "was restored from an older copy of its log): the client must be reset", details
         )
+    }
+
+    /// How many versions `prefixDigest` reads from the store at a time.
+    static let prefixDigestBatch: UInt64 = 256
+
+    /// The prefix digest D(`version`) of the log (1 ≤ `version` ≤ `latestVersion`) as a client that uploaded
+    /// none of its duplicate entries holds it, filling `partition.prefixDigests` up to `version` first: the
+    /// versions missing are read from the store in batches (counted as a reader, as a pump's reads are).
+    private func prefixDigest(at version: UInt64, in partition: Partition) async throws -> UInt32 {
+        while UInt64(partition.prefixDigests.count) < version {
+            let first = UInt64(partition.prefixDigests.count) + 1
+            let last = min(version, first + Self.prefixDigestBatch - 1)
+            let read = try await readEntries(first...last, of: partition)
+            var previous = partition.prefixDigests.last ?? 0
+            for entry in read {
+                previous = CRC32.prefixDigest(after: previous, checksum: CRC32.checksum(entry.deliveredData))
+                partition.prefixDigests.append(previous)
+            }
+        }
+        return partition.prefixDigests[Int(version - 1)]
+    }
+
+    /// Whether `checkpoint` (a prefix digest) matches the log as the uploader of some of its duplicate entries
+    /// holds it, with their bytes where other clients hold an empty changeset (`StoredChangeset.duplicateOf`):
+    /// with the bytes of the duplicates `clientFileID` uploaded, or of every duplicate (a store a
+    /// `clientExpired` reset made carries the checkpoint of the client file it replaced, which uploaded them).
+    /// Reads the log from the first duplicate up to the checkpoint; `false` at once when there is none.
+    private func uploaderViewMatches(
+        _ checkpoint: LogCheckpoint, clientFileID: UInt64, in partition: Partition
+    ) async throws -> Bool {
+        let version = checkpoint.serverVersion
+        guard let first = (1...version).first(where: { partition.entry($0).duplicateOf != nil }) else { return false }
+        var own: UInt32 = first == 1 ? 0 : partition.prefixDigests[Int(first - 2)]
+        var every = own
+        var start = first
+        while start <= version {
+            let last = min(version, start + Self.prefixDigestBatch - 1)
+            for entry in try await readEntries(start...last, of: partition) {
+                let delivered = CRC32.checksum(entry.deliveredData)
+                let held = CRC32.checksum(entry.data)
+                own = CRC32.prefixDigest(after: own, checksum: entry.clientFileID == clientFileID ? held : delivered)
+                every = CRC32.prefixDigest(after: every, checksum: held)
+            }
+            start = last + 1
+        }
+        return own == checkpoint.digest || every == checkpoint.digest
+    }
+
+    /// The entries `versions` of the partition's log, read from the store (counted as a reader), in order.
+    private func readEntries(_ versions: ClosedRange<UInt64>, of partition: Partition) async throws -> [StoredChangeset]
+    {
+        partition.readers += 1
+        defer {
+            partition.readers -= 1
+            noteIfIdle(partition)
+        }
+        let read = try await store.read(versions, of: partition.name)
+        for (offset, entry) in read.enumerated() where entry.serverVersion != versions.lowerBound + UInt64(offset) {
+            throw PartitionLogError(
+                partition: partition.name, expectedServerVersion: versions.lowerBound + UInt64(offset),
+                foundServerVersion: entry.serverVersion)
+        }
+        guard read.count == versions.count else {
+            throw PartitionLogError(
+                partition: partition.name, expectedServerVersion: versions.lowerBound + UInt64(read.count),
+                foundServerVersion: 0)
+        }
+        return read
     }
 
     /// `historyLost` when the client saw client versions acknowledged that the log does not hold (a store

@@ -17,7 +17,11 @@ extension ClientMessage {
                 writer.writeString(key)
             }
         case .bind(let bind):
-            writer.write(bind.checkpoint == nil ? MessageType.bind : MessageType.bindWithCheckpoint)
+            writer.write(
+                bind.checkpoint.map {
+                    $0.coversPrefix ? MessageType.bindWithPrefixCheckpoint : MessageType.bindWithCheckpoint
+                }
+                    ?? MessageType.bind)
             writer.write(bind.sessionID)
             writer.writeString(bind.partition)
             writer.write(bind.clientFileID)
@@ -82,7 +86,7 @@ extension ClientMessage {
             case let tag: throw .unknownTag("WireCredential", tag)
             }
             self = .hello(Hello(protocolVersion: version, credential: credential))
-        case MessageType.bind, MessageType.bindWithCheckpoint:
+        case MessageType.bind, MessageType.bindWithCheckpoint, MessageType.bindWithPrefixCheckpoint:
             let sessionID = try reader.readUInt32()
             let partition = try reader.readString()
             let clientFileID = try reader.readUInt64()
@@ -90,9 +94,11 @@ extension ClientMessage {
             let historyID = try reader.readUInt64()
             let acknowledgedClientVersion = try reader.readUInt64()
             var checkpoint: LogCheckpoint?
-            if type == MessageType.bindWithCheckpoint {
+            if type != MessageType.bind {
                 let version = try reader.readUInt64()
-                checkpoint = LogCheckpoint(serverVersion: version, digest: try reader.readUInt32())
+                checkpoint = LogCheckpoint(
+                    serverVersion: version, digest: try reader.readUInt32(),
+                    coversPrefix: type == MessageType.bindWithPrefixCheckpoint)
             }
             self = .bind(
                 Bind(

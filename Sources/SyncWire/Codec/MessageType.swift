@@ -16,6 +16,9 @@ enum MessageType {
     /// upload, strictly increasing), `u64 clientFileID`, `u64 clientVersion`. An upload without origins keeps
     /// type `upload`.
     static let uploadWithOrigins: UInt8 = 0x08
+    /// A `bind` whose checkpoint covers the prefix of the log (`LogCheckpoint.coversPrefix`, protocol version
+    /// 8): the same fields as `bindWithCheckpoint`, the digest being the prefix digest.
+    static let bindWithPrefixCheckpoint: UInt8 = 0x09
 
     static let welcome: UInt8 = 0x81
     static let download: UInt8 = 0x82

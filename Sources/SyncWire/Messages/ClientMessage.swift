@@ -84,16 +84,22 @@ public struct Bind: Sendable, Hashable {
     }
 }
 
-/// A changeset at a version of a partition's log, as a client holds it (`Bind.checkpoint`).
+/// A version of a partition's log and a digest of what a client holds there (`Bind.checkpoint`).
 public struct LogCheckpoint: Sendable, Hashable {
     /// Its server version (at least 1).
     public var serverVersion: UInt64
-    /// The CRC-32 of its bytes (the same CRC-32 as `Download.acknowledgedDigests`).
+    /// With `coversPrefix` (protocol version 8), the prefix digest of versions 1…`serverVersion`
+    /// (`CRC32.prefixDigest` of SyncStorage); without, the CRC-32 of the one changeset at `serverVersion` (the same
+    /// CRC-32 as `Download.acknowledgedDigests`; versions 6 and 7).
     public var digest: UInt32
+    /// Whether `digest` covers every version up to `serverVersion` (version 8, a `bind` of type 0x09) or
+    /// only the changeset there.
+    public var coversPrefix: Bool
 
-    public init(serverVersion: UInt64, digest: UInt32) {
+    public init(serverVersion: UInt64, digest: UInt32, coversPrefix: Bool = false) {
         self.serverVersion = serverVersion
         self.digest = digest
+        self.coversPrefix = coversPrefix
     }
 }
 
@@ -155,13 +161,15 @@ public enum WireProtocol {
     /// `maximumMessageBytes` at the end of `welcome`; version 6 added `Bind.checkpoint` at the end of `bind`,
     /// whose type is then 0x07 (a `bind` of type 0x02 names none: a version 4 or 5 one, or one with nothing
     /// to name); version 7 added `UploadChangeset.origin`, in an `upload` of type 0x08 that ends with the
-    /// origins of the changesets that have one (an `upload` of type 0x03 carries none).
-    public static let version: UInt16 = 7
+    /// origins of the changesets that have one (an `upload` of type 0x03 carries none); version 8 added the
+    /// prefix checkpoint (`LogCheckpoint.coversPrefix`), in a `bind` of type 0x09 (type 0x07 keeps the
+    /// checkpoint of one changeset).
+    public static let version: UInt16 = 8
 
     /// The oldest version a server of this build still welcomes: a version 4 client gets a version 4
-    /// `welcome` (without the message limit), a version 5 or 6 client the same `welcome` with it; a version
-    /// 4 or 5 client's `bind` names no checkpoint (the server then skips that check), a client older than
-    /// version 7 names no origins (each changeset is its own), and every other message is the same in all
-    /// four.
+    /// `welcome` (without the message limit), a version 5 to 8 client the same `welcome` with it; a version
+    /// 4 or 5 client's `bind` names no checkpoint (the server then skips that check), a version 6 or 7
+    /// client's names the CRC-32 of one changeset (checked as such), a client older than version 7 names no
+    /// origins (each changeset is its own), and every other message is the same in all five.
     public static let oldestSupportedVersion: UInt16 = 4
 }

@@ -191,6 +191,67 @@ struct HistoryTests {
         #expect(Collected(session.changesets).bytes == expected)
         try await app.close()
     }
+
+    @Test(
+        "a reader whose changeset at its version is the same on a restored log but an earlier one is not, and whose client file the restored server forgot, gets historyLost and converges (prefix checkpoint)"
+    )
+    func restoredCopyWithTheSameLastChangeset() async throws {
+        // Simulation seed 4019 (issue 21): the checkpoint named the CRC-32 of the one changeset at the reader's
+        // version 3, which the restored log holds again (the same bytes re-uploaded); the expiry answered
+        // clientExpired, whose reset carried the changesets feed on past version 3: it kept the old version 2.
+        // The prefix checkpoint (protocol version 8) covers versions 1…3.
+        let reader = TemporaryDirectory()
+        let data = TemporaryDirectory()
+        let backup = TemporaryDirectory()
+        defer {
+            reader.remove()
+            data.remove()
+            backup.remove()
+        }
+        let clock = ServerClock()
+        let original = try await forgetfulServer(clock, store: try FilePartitionStore(directory: data.url.path))
+        do {
+            // The reader's own version 1, in the backup too (so the restored server knows its client file).
+            let app = makeApp(server: original.endpoint, directory: reader.url)
+            let session = try await app.login(.anonymous).openSession(partition: "p")
+            try await session.write(payload(1))
+            try await session.wait(for: .upload)
+            try await app.close()
+        }
+        try await serverNoticed(original, connections: 0)
+        for name in try FileManager.default.contentsOfDirectory(atPath: data.url.path) where name != "LOCK" {
+            try FileManager.default.copyItem(
+                at: data.url.appendingPathComponent(name), to: backup.url.appendingPathComponent(name))
+        }
+        try await writeThroughNewApp([2, 3], to: original)
+        do {
+            let app = makeApp(server: original.endpoint, directory: reader.url)
+            let session = try await app.login(.anonymous).openSession(partition: "p")
+            try await session.wait(for: .download)  // holds versions 1…3, only version 1 its own
+            try await app.close()
+        }
+        await original.stop()
+        let restored = try await forgetfulServer(clock, store: try FilePartitionStore(directory: backup.url.path))
+        // The log: 1, 21, 3, 24 — version 3 as the reader holds it.
+        try await writeThroughNewApp([21, 3, 24], to: restored)
+        clock.advance(days: 31)  // the reader's client file is forgotten at its next bind
+        // The reader's feed delivers what it holds (versions 1…3) before it connects.
+        let fixture = try await EngineFixture(server: restored, faults: .init(refuse: true), directory: reader)
+        let session = try await fixture.open()
+        let collected = Collected(session.changesets)
+        let held = [1, 2, 3].map { Array(payload(UInt8($0))) }
+        try await eventually("the feed delivered what the reader holds") { collected.bytes == held }
+        try await fixture.connectAfterTheRefusedAttempt()
+        let expected = [1, 21, 3, 24].map { Array(payload(UInt8($0))) }
+        // historyLost: the feed starts again from the restored log's first version (after clientExpired it
+        // carried on after version 3, with the old version 2: 1, 2, 3, 24).
+        try await eventually("the feed delivered the restored log") { collected.bytes == held + expected }
+        try await session.wait(for: .download)
+        #expect(try await restored.changesets(in: "p").map(\.data) == expected)
+        #expect(Collected(session.changesets).bytes == expected)
+        try await fixture.app.close()
+        await restored.stop()
+    }
 }
 
 /// A client store copied to a second device (or restored from a backup) writes new changesets under

@@ -15,7 +15,7 @@ import Testing
         defer { directory.remove() }
         let total = 40
         let (file, _) = try await StoreFile.open(path: directory.url.appendingPathComponent("feed.synclog").path) {
-            _, _ in
+            _, _, _ in
         }
         let locations = try await file.append(
             (1...total).map { Record.downloaded(serverVersion: UInt64($0), data: Array("\($0)".utf8)).payload })

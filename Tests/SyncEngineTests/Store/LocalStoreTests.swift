@@ -53,8 +53,24 @@ struct LocalStoreTests {
         }
     }
 
+    /// The prefix digest of `changesets` held at versions 1, 2, ….
+    func prefix(_ changesets: [[UInt8]]) -> UInt32 {
+        changesets.reduce(0) { CRC32.prefixDigest(after: $0, checksum: CRC32.checksum($1)) }
+    }
+
+    @Test("the prefix digest chains the CRC-32s: D(n) = CRC-32(D(n − 1) LE ‖ CRC-32(changeset n) LE), D(0) = 0")
+    func prefixDigestChain() {
+        let first = CRC32.checksum([9, 9])
+        let one = CRC32.prefixDigest(after: 0, checksum: first)
+        #expect(one == CRC32.checksum([0, 0, 0, 0] + withUnsafeBytes(of: first.littleEndian) { Array($0) }))
+        let two = CRC32.prefixDigest(after: one, checksum: CRC32.checksum([8]))
+        #expect(prefix([[9, 9], [8]]) == two)
+        // A change at version 1 changes D(2) though version 2 is the same.
+        #expect(prefix([[9, 8], [8]]) != two)
+    }
+
     @Test(
-        "the digest named in a bind is the CRC-32 of the changeset held at the downloaded version, downloaded or own, live and after reopening"
+        "the digest named in a bind is the prefix digest of every changeset held up to the downloaded version, downloaded or own, live and after reopening"
     )
     func downloadedDigest() async throws {
         try await withStorePath { path in
@@ -64,27 +80,28 @@ struct LocalStoreTests {
             _ = try await store.appendDownload([
                 .changeset(serverVersion: 1, data: [9, 9]), .changeset(serverVersion: 2, data: [8]),
             ])
-            #expect(store.downloadedDigest == CRC32.checksum([8]))
+            #expect(store.downloadedDigest == prefix([[9, 9], [8]]))
             await store.file.close()
             let reopened = try await LocalStore.open(path: path, newClientFileID: { 2 }).store
             #expect(reopened.downloadedVersion == 2)
-            #expect(reopened.downloadedDigest == CRC32.checksum([8]))
+            #expect(reopened.downloadedDigest == prefix([[9, 9], [8]]))
             _ = try await reopened.appendDownload([.acknowledged(serverVersion: 3, clientVersion: 1)])
-            #expect(reopened.downloadedDigest == CRC32.checksum([1, 2, 3]))
+            #expect(reopened.downloadedDigest == prefix([[9, 9], [8], [1, 2, 3]]))
             await reopened.file.close()
             let again = try await LocalStore.open(path: path, newClientFileID: { 3 }).store
-            #expect(again.downloadedDigest == CRC32.checksum([1, 2, 3]))
+            #expect(again.downloadedDigest == prefix([[9, 9], [8], [1, 2, 3]]))
             _ = try await again.appendDownload([.changeset(serverVersion: 4, data: [7, 7, 7])])
             await again.file.close()
             let last = try await LocalStore.open(path: path, newClientFileID: { 4 }).store
-            #expect(last.downloadedDigest == CRC32.checksum([7, 7, 7]))
-            #expect(last.checkpoint == LogCheckpoint(serverVersion: 4, digest: CRC32.checksum([7, 7, 7])))
+            let held = prefix([[9, 9], [8], [1, 2, 3], [7, 7, 7]])
+            #expect(last.downloadedDigest == held)
+            #expect(last.checkpoint == LogCheckpoint(serverVersion: 4, digest: held, coversPrefix: true))
             await last.file.close()
         }
     }
 
     @Test(
-        "a store made by a clientExpired reset names the replaced store's history id and checkpoint (durably) until it has downloaded that far, then its own"
+        "a store made by a clientExpired reset names the replaced store's history id and checkpoint (durably) until it has downloaded that far, then its own prefix digest, chained from version 1 (it downloads the log again)"
     )
     func checkpointCarriedOver() async throws {
         let directory = TemporaryDirectory()
@@ -95,7 +112,7 @@ struct LocalStoreTests {
         let records = try old.records(
             for: [.changeset(serverVersion: 1, data: [1]), .changeset(serverVersion: 2, data: [2])], historyID: 77)
         _ = old.apply(records, at: try await old.file.append(records.map(\.payload)))
-        let carried = LogCheckpoint(serverVersion: 2, digest: CRC32.checksum([2]))
+        let carried = LogCheckpoint(serverVersion: 2, digest: prefix([[1], [2]]), coversPrefix: true)
         #expect(old.checkpoint == carried)
         let new = try await LocalStore.open(path: newPath, newClientFileID: { 2 }).store
         let continuing = new.recordsContinuing(old)
@@ -112,9 +129,26 @@ struct LocalStoreTests {
         _ = try await reopened.appendDownload([
             .changeset(serverVersion: 2, data: [2]), .changeset(serverVersion: 3, data: [3]),
         ])
-        #expect(reopened.checkpoint == LogCheckpoint(serverVersion: 3, digest: CRC32.checksum([3])))
+        #expect(
+            reopened.checkpoint == LogCheckpoint(serverVersion: 3, digest: prefix([[1], [2], [3]]), coversPrefix: true))
         await reopened.file.close()
         await old.file.close()
+    }
+
+    @Test(
+        "a carried checkpoint keeps its kind: one an older engine wrote (tag 8, one changeset's CRC-32) is named as such, a prefix one as a prefix"
+    )
+    func carriedCheckpointKinds() throws {
+        for coversPrefix in [false, true] {
+            let record = Record.checkpoint(serverVersion: 5, digest: 0xA1B2_C3D4, coversPrefix: coversPrefix)
+            let encoded = record.encoded()
+            #expect(encoded.first == (coversPrefix ? 10 : 8))
+            #expect(try Record(decoding: encoded) == record)
+            var index = Index(clientFileID: 1, local: [])
+            _ = index.apply(record, at: RecordLocation(offset: 0, length: 0))
+            #expect(
+                index.checkpoint == LogCheckpoint(serverVersion: 5, digest: 0xA1B2_C3D4, coversPrefix: coversPrefix))
+        }
     }
 
     @Test(
