@@ -48,7 +48,9 @@ let package = Package(
             name: "sync-spinner", dependencies: ["SyncSpinnerKit"], path: "Examples/SyncSpinner/Sources/sync-spinner"),
 
         // Support shared by test targets: child processes waited for with deadlines, off the cooperative pool.
-        .target(name: "TestSupport", dependencies: ["SyncStreams", "SyncStorage"], path: "Tests/TestSupport"),
+        .target(
+            name: "TestSupport", dependencies: ["SyncStreams", "SyncStorage", "SyncNetwork", "SyncServer"],
+            path: "Tests/TestSupport"),
         .testTarget(name: "SyncStreamsTests", dependencies: ["SyncStreams", "TestSupport"]),
         .testTarget(name: "SyncWireTests", dependencies: ["SyncWire", "SyncStreams", "TestSupport"]),
         // The network module alone, and as the server uses it (raw sockets against `SyncServer.listening`).

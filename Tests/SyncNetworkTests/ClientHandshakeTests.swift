@@ -133,14 +133,14 @@ import Testing
     func everyAddressTried() async throws {
         // ("localhost" resolves to 127.0.0.1 alone on some machines, this one included: the test gives the
         // client both loopback addresses as one name's resolution.)
-        let v6 = try await SyncServer.listening(host: "::1")
+        let v6 = try await SyncServer.listeningForTests(host: "::1")
         let v6Port = try #require(v6.webSocketEndpoint.flatMap { SyncEndpoint.port(of: $0) })
         let toV6 = try await connect(try addresses(["127.0.0.1", "::1"], port: v6Port), port: v6Port)
         #expect(toV6.0 == .opened, "\(String(describing: toV6.0))")
         #expect(toV6.1)
         await v6.stop()
 
-        let v4 = try await SyncServer.listening(host: "127.0.0.1")
+        let v4 = try await SyncServer.listeningForTests(host: "127.0.0.1")
         let v4Port = try #require(v4.webSocketEndpoint.flatMap { SyncEndpoint.port(of: $0) })
         let toV4 = try await connect(try addresses(["::1", "127.0.0.1"], port: v4Port), port: v4Port)
         #expect(toV4.0 == .opened, "\(String(describing: toV4.0))")
@@ -169,7 +169,7 @@ import Testing
         let filler = try await offPool { UncheckedBox(try RawSocket(port: silentPort, timeout: .seconds(5))) }
         // The real server listens on ::1 only. The client's handshake timeout is a minute: only the race
         // can open the connection within the test's deadline.
-        let server = try await SyncServer.listening(host: "::1")
+        let server = try await SyncServer.listeningForTests(host: "::1")
         let port = try #require(server.webSocketEndpoint.flatMap { SyncEndpoint.port(of: $0) })
         let connection = WebSocketClientConnection(
             loop: try EventLoop.shared(), limits: WebSocketLimits(handshakeTimeout: .seconds(60)))
@@ -193,7 +193,7 @@ import Testing
     @Test("when no address accepts, the refusal names the failure of each family")
     func allAddressesFail() async throws {
         // A port nothing listens on: bound, then closed.
-        let server = try await SyncServer.listening()
+        let server = try await SyncServer.listeningForTests()
         let port = try #require(server.webSocketEndpoint.flatMap { SyncEndpoint.port(of: $0) })
         await server.stop()
         let (first, _) = try await connect(try addresses(["127.0.0.1", "::1"], port: port), port: port)

@@ -22,7 +22,7 @@ import Testing
     func manySessionsOneReader() async throws {
         let limits = WebSocketLimits(outboundLowWater: 64 << 10, outboundHardLimit: 512 << 10)
         let configuration = SyncServer.Configuration(maximumDownloadMessageBytes: 256 << 10)
-        let server = try await SyncServer.listening(configuration: configuration, limits: limits)
+        let server = try await SyncServer.listeningForTests(configuration: configuration, limits: limits)
         let endpoint = try #require(server.webSocketEndpoint)
         let port = try #require(SyncEndpoint.port(of: endpoint))
 
@@ -99,7 +99,7 @@ import Testing
 
     @Test("a client that pings and never says hello is closed with 1008 once the hello timeout passes")
     func noHello() async throws {
-        let server = try await SyncServer.listening(limits: WebSocketLimits(helloTimeout: .seconds(1)))
+        let server = try await SyncServer.listeningForTests(limits: WebSocketLimits(helloTimeout: .seconds(1)))
         let port = try #require(server.webSocketEndpoint.flatMap { SyncEndpoint.port(of: $0) })
         let outcome = try await offPool { () -> (code: UInt16?, pongs: Int) in
             let socket = try RawSocket(port: port, timeout: .seconds(5))
@@ -125,7 +125,7 @@ import Testing
 
     @Test("before hello, a frame above the unauthenticated limit is refused from its header with 1009")
     func largeFrameBeforeHello() async throws {
-        let server = try await SyncServer.listening()
+        let server = try await SyncServer.listeningForTests()
         let port = try #require(server.webSocketEndpoint.flatMap { SyncEndpoint.port(of: $0) })
         let code = try await offPool { () -> UInt16? in
             let socket = try RawSocket(port: port, timeout: .seconds(10))
@@ -141,7 +141,7 @@ import Testing
 
     @Test("a hello with a 64 KiB API key is refused with 1009 before it is decoded")
     func hugeAPIKey() async throws {
-        let server = try await SyncServer.listening()
+        let server = try await SyncServer.listeningForTests()
         let port = try #require(server.webSocketEndpoint.flatMap { SyncEndpoint.port(of: $0) })
         let hello = frame(.hello(Hello(credential: .apiKey(String(repeating: "k", count: 64 << 10)))))
         let code = try await offPool { () -> UInt16? in
@@ -156,7 +156,7 @@ import Testing
 
     @Test("hello, bind and a 1 MiB upload sent in one write: each is handled (the larger limit holds after welcome)")
     func pipelinedAfterHello() async throws {
-        let server = try await SyncServer.listening()
+        let server = try await SyncServer.listeningForTests()
         let port = try #require(server.webSocketEndpoint.flatMap { SyncEndpoint.port(of: $0) })
         let data = [UInt8](repeating: 3, count: 1 << 20)
         let bytes =
@@ -192,7 +192,7 @@ import Testing
 
     @Test("a client that sends pings and never reads the pongs is dropped after a bounded amount (not 64 MiB)")
     func pingsNeverRead() async throws {
-        let server = try await SyncServer.listening()
+        let server = try await SyncServer.listeningForTests()
         let port = try #require(server.webSocketEndpoint.flatMap { SyncEndpoint.port(of: $0) })
         let pings = (0..<1000).flatMap { _ in clientFrame(opcode: 9, payload: [UInt8](repeating: 1, count: 125)) }
         let (dropped, sent) = try await offPool { () -> (Bool, Int) in
@@ -215,7 +215,7 @@ import Testing
 
     @Test("a server at its connection limit answers the upgrade with 503, never 101")
     func fullAnswers503() async throws {
-        let server = try await SyncServer.listening(configuration: .init(maximumConnections: 1))
+        let server = try await SyncServer.listeningForTests(configuration: .init(maximumConnections: 1))
         let endpoint = try #require(server.webSocketEndpoint)
         let port = try #require(SyncEndpoint.port(of: endpoint))
         let first = try await Peer.welcomed(endpoint)
@@ -232,7 +232,7 @@ import Testing
     @Test("past maximumHandshakingConnections a new socket is closed at once; the ones handshaking are kept")
     func handshakeCap() async throws {
         let limits = WebSocketLimits(handshakeTimeout: .seconds(60), maximumHandshakingConnections: 2)
-        let server = try await SyncServer.listening(limits: limits)
+        let server = try await SyncServer.listeningForTests(limits: limits)
         let port = try #require(server.webSocketEndpoint.flatMap { SyncEndpoint.port(of: $0) })
         // Two sockets that connect and send half a request, then nothing.
         let idle = try await offPool { () -> UncheckedBox<[RawSocket]> in
@@ -265,7 +265,7 @@ import Testing
         getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
         // A reserve as large as the whole limit: every accepted descriptor falls into it.
         let limits = WebSocketLimits(reservedDescriptors: Int(clamping: limit.rlim_cur))
-        let server = try await SyncServer.listening(limits: limits)
+        let server = try await SyncServer.listeningForTests(limits: limits)
         let port = try #require(server.webSocketEndpoint.flatMap { SyncEndpoint.port(of: $0) })
         let closed = try await offPool { () -> Bool in
             let socket = try RawSocket(port: port, timeout: .seconds(5))
@@ -291,7 +291,7 @@ import Testing
 
     @Test("a text frame is refused with 1003 from its header, before its payload arrives")
     func textRefusedOnArrival() async throws {
-        let server = try await SyncServer.listening()
+        let server = try await SyncServer.listeningForTests()
         let port = try #require(server.webSocketEndpoint.flatMap { SyncEndpoint.port(of: $0) })
         let text = clientFrame(opcode: 1, payload: Array("abcd".utf8), declaredLength: 1 << 20)
         #expect(try await closeCode(after: text, port: port) == 1003)
@@ -300,7 +300,7 @@ import Testing
 
     @Test("a message in 1-byte fragments is refused with 1008")
     func tinyFragments() async throws {
-        let server = try await SyncServer.listening()
+        let server = try await SyncServer.listeningForTests()
         let port = try #require(server.webSocketEndpoint.flatMap { SyncEndpoint.port(of: $0) })
         let message = ClientMessage.ping(id: 7).encoded()
         var bytes = clientFrame(fin: false, opcode: 2, payload: [message[0]])
@@ -313,7 +313,7 @@ import Testing
     @Test("a message in more than maximumFragmentsPerMessage fragments is refused with 1008")
     func tooManyFragments() async throws {
         let limits = WebSocketLimits(maximumFragmentsPerMessage: 4)
-        let server = try await SyncServer.listening(limits: limits)
+        let server = try await SyncServer.listeningForTests(limits: limits)
         let port = try #require(server.webSocketEndpoint.flatMap { SyncEndpoint.port(of: $0) })
         let chunk = [UInt8](repeating: 0, count: 4096)
         var bytes = clientFrame(fin: false, opcode: 2, payload: chunk)
@@ -325,7 +325,7 @@ import Testing
 
     @Test("a handshake that arrives one byte per write is scanned as it comes and upgraded")
     func handshakeByteByByte() async throws {
-        let server = try await SyncServer.listening()
+        let server = try await SyncServer.listeningForTests()
         let port = try #require(server.webSocketEndpoint.flatMap { SyncEndpoint.port(of: $0) })
         let head = try await offPool { () -> String in
             let socket = try RawSocket(port: port, timeout: .seconds(10))
@@ -370,7 +370,7 @@ struct UncheckedBox<Value>: @unchecked Sendable {
         "a version 6 (or 5) hello is welcomed with the server's message limit; a version 4 hello with the 3-byte welcome"
     )
     func limitInWelcome() async throws {
-        let server = try await SyncServer.listening(configuration: .init(maximumMessageBytes: 64 << 10))
+        let server = try await SyncServer.listeningForTests(configuration: .init(maximumMessageBytes: 64 << 10))
         let current = try await welcome(protocolVersion: WireProtocol.version, server: server)
         #expect(
             try ServerMessage(decoding: current)
@@ -390,7 +390,7 @@ struct UncheckedBox<Value>: @unchecked Sendable {
 
     @Test("limits smaller than the configuration's: the welcome announces the limit the transport enforces")
     func transportLimitAnnounced() async throws {
-        let server = try await SyncServer.listening(limits: WebSocketLimits(maximumMessageBytes: 32 << 10))
+        let server = try await SyncServer.listeningForTests(limits: WebSocketLimits(maximumMessageBytes: 32 << 10))
         let payload = try await welcome(protocolVersion: WireProtocol.version, server: server)
         #expect(
             try ServerMessage(decoding: payload)
@@ -424,7 +424,7 @@ struct UncheckedBox<Value>: @unchecked Sendable {
 
     @Test("an anonymous server refuses a request carrying Origin (a browser page) with 403 before the upgrade")
     func anonymousRefusesBrowsers() async throws {
-        let server = try await SyncServer.listening()
+        let server = try await SyncServer.listeningForTests()
         #expect(try await status(origin: "https://evil.example", server: server).hasPrefix("HTTP/1.1 403"))
         #expect(try await status(origin: "null", server: server).hasPrefix("HTTP/1.1 403"))
         #expect(try await status(origin: nil, server: server).hasPrefix("HTTP/1.1 101"))
@@ -433,7 +433,8 @@ struct UncheckedBox<Value>: @unchecked Sendable {
 
     @Test("a server with API keys accepts any Origin by default (the key authenticates the page)")
     func keysAcceptBrowsers() async throws {
-        let server = try await SyncServer.listening(configuration: .init(authentication: .apiKeys(["k": ["*"]])))
+        let server = try await SyncServer.listeningForTests(
+            configuration: .init(authentication: .apiKeys(["k": ["*"]])))
         #expect(try await status(origin: "https://app.example", server: server).hasPrefix("HTTP/1.1 101"))
         await server.stop()
     }
@@ -441,7 +442,7 @@ struct UncheckedBox<Value>: @unchecked Sendable {
     @Test("an allow-list upgrades its origins (any case) and requests without Origin; any other Origin gets 403")
     func allowList() async throws {
         let limits = WebSocketLimits(originPolicy: .allowList(["https://app.example", "http://localhost:8080"]))
-        let server = try await SyncServer.listening(limits: limits)
+        let server = try await SyncServer.listeningForTests(limits: limits)
         #expect(try await status(origin: "https://app.example", server: server).hasPrefix("HTTP/1.1 101"))
         #expect(try await status(origin: "HTTPS://App.Example", server: server).hasPrefix("HTTP/1.1 101"))
         #expect(try await status(origin: "http://localhost:8080", server: server).hasPrefix("HTTP/1.1 101"))
@@ -453,7 +454,7 @@ struct UncheckedBox<Value>: @unchecked Sendable {
 
     @Test("an anonymous server told to accept any origin upgrades browser pages")
     func anyOrigin() async throws {
-        let server = try await SyncServer.listening(limits: WebSocketLimits(originPolicy: .anyOrigin))
+        let server = try await SyncServer.listeningForTests(limits: WebSocketLimits(originPolicy: .anyOrigin))
         #expect(try await status(origin: "https://anywhere.example", server: server).hasPrefix("HTTP/1.1 101"))
         await server.stop()
     }

@@ -78,7 +78,7 @@ import Testing
     @Test("idle sockets, byte-per-segment handshakes, pingers without hello and a non-reader: real clients sync")
     func realClientsFinishUnderLoad() async throws {
         let limits = WebSocketLimits(handshakeTimeout: .seconds(60), helloTimeout: .seconds(60))
-        let server = try await SyncServer.listening(limits: limits)
+        let server = try await SyncServer.listeningForTests(limits: limits)
         let endpoint = try #require(server.webSocketEndpoint)
         let port = try #require(SyncEndpoint.port(of: endpoint))
         let baselineKiB = Self.residentKiB()

@@ -41,7 +41,7 @@ import Testing
 
     @Test("a truncated frame, then the client closes: the server drops that connection; the others carry on")
     func truncatedThenClosed() async throws {
-        let server = try await SyncServer.listening()
+        let server = try await SyncServer.listeningForTests()
         let endpoint = try #require(server.webSocketEndpoint)
         let port = try #require(server.webSocketEndpoint.flatMap { SyncEndpoint.port(of: $0) })
         let pair = try await syncingPair(endpoint)
@@ -66,7 +66,7 @@ import Testing
         let idle = 5 * BuildFlavor.deadlineScale
         // The talkers are raw WebSocket peers that never say `hello`: the hello deadline (10 s by default,
         // shorter than the 15 s idle timeout under TSan) must not end them first.
-        let server = try await SyncServer.listening(
+        let server = try await SyncServer.listeningForTests(
             limits: WebSocketLimits(idleTimeout: .milliseconds(Int(idle * 1000)), helloTimeout: .seconds(3600)))
         let port = try #require(server.webSocketEndpoint.flatMap { SyncEndpoint.port(of: $0) })
         // Two clients that keep talking — a ping every 50 ms, each pong read — on threads of their own, so
@@ -107,7 +107,7 @@ import Testing
         "a client that sends and never reads is dropped once its queue passes the hard limit; the others keep syncing")
     func neverReads() async throws {
         let limits = WebSocketLimits(outboundLowWater: 64 << 10, outboundHardLimit: 256 << 10)
-        let server = try await SyncServer.listening(limits: limits)
+        let server = try await SyncServer.listeningForTests(limits: limits)
         let endpoint = try #require(server.webSocketEndpoint)
         let port = try #require(SyncEndpoint.port(of: endpoint))
         let pair = try await syncingPair(endpoint)
@@ -150,7 +150,7 @@ import Testing
     func backpressure() async throws {
         let limits = WebSocketLimits(outboundLowWater: 256 << 10)
         let configuration = SyncServer.Configuration(maximumDownloadMessageBytes: 64 << 10)
-        let server = try await SyncServer.listening(configuration: configuration, limits: limits)
+        let server = try await SyncServer.listeningForTests(configuration: configuration, limits: limits)
         let endpoint = try #require(server.webSocketEndpoint)
         let writer = try await Peer.welcomed(endpoint)
         writer.connection.send(.bind(Bind(sessionID: 1, partition: "p", clientFileID: 1, downloadedVersion: 0)))

@@ -133,7 +133,7 @@ import Testing
         "over real sockets, a 4 MiB changeset and 300 small ones, each its own frame, arrive intact and in order both ways"
     )
     func largeAndSmallFramesOverSockets() async throws {
-        let server = try await SyncServer.listening()
+        let server = try await SyncServer.listeningForTests()
         let endpoint = try #require(server.webSocketEndpoint)
         // Each peer connects only when it is about to say hello: a peer opened early could wait out the
         // server's hello deadline while the other one binds (a loaded TSan run saw it closed before `welcome`).

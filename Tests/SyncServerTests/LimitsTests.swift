@@ -11,7 +11,7 @@ struct LimitsTests {
         "maximumConnections over real sockets: the third of two allowed is refused with 503 before the upgrade, and admitted once one leaves"
     )
     func maximumConnections() async throws {
-        let server = try await SyncServer.listening(configuration: .init(maximumConnections: 2))
+        let server = try await SyncServer.listeningForTests(configuration: .init(maximumConnections: 2))
         let endpoint = try #require(server.webSocketEndpoint)
         let first = try await TestClient.welcomed(on: WebSocketTransport().connect(to: endpoint))
         let second = try await TestClient.welcomed(on: WebSocketTransport().connect(to: endpoint))

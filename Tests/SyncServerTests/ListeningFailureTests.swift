@@ -7,18 +7,18 @@ import Testing
     import Darwin
 #endif
 
-/// `SyncServer.listening(host:port:…)` throws `NetworkError` when it cannot listen, and leaves nothing behind.
+/// `SyncServer.listeningForTests(host:port:…)` throws `NetworkError` when it cannot listen, and leaves nothing behind.
 @Suite("Listening failures", .timeLimit(.minutes(5)))
 struct ListeningFailureTests {
     @Test("a port another server listens on: listening throws bind's EADDRINUSE; the first server keeps serving")
     func portInUse() async throws {
-        let first = try await SyncServer.listening(host: "127.0.0.1", port: 0)
+        let first = try await SyncServer.listeningForTests(host: "127.0.0.1", port: 0)
         guard case .webSocket(_, let port)? = first.webSocketEndpoint?.kind else {
             Issue.record("a listening server has no WebSocket endpoint: \(String(describing: first.webSocketEndpoint))")
             return
         }
         do {
-            let second = try await SyncServer.listening(host: "127.0.0.1", port: port)
+            let second = try await SyncServer.listeningForTests(host: "127.0.0.1", port: port)
             Issue.record(
                 "a second server listened on port \(port) in use: \(String(describing: second.webSocketEndpoint))")
             await second.stop()
@@ -40,7 +40,7 @@ struct ListeningFailureTests {
     @Test("a host that does not resolve: listening throws cannotResolve with that host")
     func unresolvableHost() async throws {
         do {
-            let server = try await SyncServer.listening(host: "no-such-host.invalid", port: 0)
+            let server = try await SyncServer.listeningForTests(host: "no-such-host.invalid", port: 0)
             Issue.record("listened on an unresolvable host: \(String(describing: server.webSocketEndpoint))")
             await server.stop()
         } catch let error as NetworkError {

@@ -36,7 +36,7 @@ import Testing
         }
         let clock = ServerClock()
         let store = try FilePartitionStore(directory: data.url.path)
-        let server = try await SyncServer.listening(
+        let server = try await SyncServer.listeningForTests(
             configuration: .init(store: store, maximumOfflineTime: .seconds(30 * 86_400), clock: clock.read))
         let endpoint = try #require(server.webSocketEndpoint)
         let recorder = ResetRecorder()

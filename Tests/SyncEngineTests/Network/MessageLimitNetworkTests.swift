@@ -25,7 +25,7 @@ import Testing
     )
     func uploadAboveServerLimit() async throws {
         let limit = 64 << 10
-        let server = try await SyncServer.listening(configuration: .init(maximumMessageBytes: limit))
+        let server = try await SyncServer.listeningForTests(configuration: .init(maximumMessageBytes: limit))
         let endpoint = try #require(server.webSocketEndpoint)
         let directory = TemporaryDirectory()
         defer { directory.remove() }

@@ -27,7 +27,7 @@ import Testing
         let data = TemporaryDirectory()
         defer { data.remove() }
         let store = try FilePartitionStore(directory: data.url.appendingPathComponent("server").path)
-        let server = try await SyncServer.listening(configuration: .init(store: store))
+        let server = try await SyncServer.listeningForTests(configuration: .init(store: store))
         let endpoint = try #require(server.webSocketEndpoint)
         let (dirA, dirB) = (TemporaryDirectory(), TemporaryDirectory())
         defer {
@@ -57,7 +57,7 @@ import Testing
         let data = TemporaryDirectory()
         defer { data.remove() }
         let store = try FilePartitionStore(directory: data.url.appendingPathComponent("server").path)
-        let server = try await SyncServer.listening(
+        let server = try await SyncServer.listeningForTests(
             configuration: .init(store: store, authentication: .apiKeys(["good": ["team/*"]])))
         let endpoint = try #require(server.webSocketEndpoint)
         let directory = TemporaryDirectory()
@@ -98,7 +98,7 @@ import Testing
         defer { data.remove() }
         let storePath = data.url.appendingPathComponent("server").path
         var store = try FilePartitionStore(directory: storePath)
-        var server = try await SyncServer.listening(configuration: .init(store: store))
+        var server = try await SyncServer.listeningForTests(configuration: .init(store: store))
         let endpoint = try #require(server.webSocketEndpoint)
         guard case .webSocket(_, let port) = endpoint.kind else {
             Issue.record("a listening server's endpoint is not a WebSocket address: \(endpoint.kind)")
@@ -135,7 +135,7 @@ import Testing
         await store.close()
         for bytes in written.suffix(100) { try await writer.write(bytes) }
         store = try FilePartitionStore(directory: storePath)
-        server = try await SyncServer.listening(port: port, configuration: .init(store: store))
+        server = try await SyncServer.listeningForTests(port: port, configuration: .init(store: store))
         try await writer.wait(for: .upload)
         // Acknowledged, not only present: the writer's upload progress counts all 200 as acknowledged.
         let acknowledged = try #require(uploads.values.last)
