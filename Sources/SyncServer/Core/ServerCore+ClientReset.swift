@@ -138,23 +138,7 @@ extension ServerCore {
                     + "(the server was restored from an older copy of its log): the client must be reset", details
             )
         }
-        let data: [UInt8]
-        if let cached = partition.cachedData(of: version) {
-            data = cached
-        } else {
-            partition.readers += 1
-            defer {
-                partition.readers -= 1
-                noteIfIdle(partition)
-            }
-            let read = try await store.read(version...version, of: partition.name)
-            guard let entry = read.first(where: { $0.serverVersion == version }) else {
-                throw PartitionLogError(
-                    partition: partition.name, expectedServerVersion: version,
-                    foundServerVersion: read.first?.serverVersion ?? 0)
-            }
-            data = entry.data
-        }
+        let data = try await changesetData(at: version, of: partition)
         guard CRC32.checksum(data) != checkpoint.digest else { return nil }
         // A duplicate entry reaches other clients empty (its uploader, and a reset continuing its store, hold
         // its bytes).
@@ -211,9 +195,15 @@ extension ServerCore {
         return own == checkpoint.digest || every == checkpoint.digest
     }
 
+    /// The bytes of the log's entry at `version`: from the partition's cache of recent changesets, or read
+    /// from the store (`readEntries`).
+    func changesetData(at version: UInt64, of partition: Partition) async throws -> [UInt8] {
+        if let cached = partition.cachedData(of: version) { return cached }
+        return try await readEntries(version...version, of: partition)[0].data
+    }
+
     /// The entries `versions` of the partition's log, read from the store (counted as a reader), in order.
-    private func readEntries(_ versions: ClosedRange<UInt64>, of partition: Partition) async throws -> [StoredChangeset]
-    {
+    func readEntries(_ versions: ClosedRange<UInt64>, of partition: Partition) async throws -> [StoredChangeset] {
         partition.readers += 1
         defer {
             partition.readers -= 1

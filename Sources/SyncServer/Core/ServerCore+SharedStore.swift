@@ -136,19 +136,7 @@ extension ServerCore {
             }
             pending[origin] = index
             for version in partition.entries(integrating: origin) {
-                let data: [UInt8]
-                if let cached = partition.cachedData(of: version) {
-                    data = cached
-                } else {
-                    let read = try await store.read(version...version, of: partition.name)
-                    guard let entry = read.first(where: { $0.serverVersion == version }) else {
-                        throw PartitionLogError(
-                            partition: partition.name, expectedServerVersion: version,
-                            foundServerVersion: read.first?.serverVersion ?? 0)
-                    }
-                    data = entry.data
-                }
-                if data == stored[index].data {
+                if try await changesetData(at: version, of: partition) == stored[index].data {
                     stored[index].duplicateOf = version
                     break
                 }

@@ -38,15 +38,19 @@ struct ResetFeedOrderTests {
         // holds no thread of the cooperative pool. The deadline only keeps a regression from hanging.
         let reading = Locked(false)
         let waitedOut = Locked(false)
+        let heldOnPool = Locked(false)
         let limit = 60 * BuildFlavor.deadlineScale
+        let subscriber = "subscribe to the changesets"
         session.engine.feed.beforeDeliveryForTests.withLock {
             $0 = { _ in
+                // Held only on the test's own thread: never a thread of the cooperative pool.
+                guard DedicatedThread.current == subscriber else { return heldOnPool.withLock { $0 = true } }
                 reading.withLock { $0 = true }
                 if resetWentOn.wait(timeout: .now() + limit) == .timedOut { waitedOut.withLock { $0 = true } }
             }
         }
         let subscribed = Task {
-            try await offPool("subscribe to the changesets") {
+            try await offPool(subscriber) {
                 session.changesets.subscribe(
                     onValue: { changeset in order.withLock { $0.append("changeset \(changeset.serverVersion)") } },
                     onCompletion: { _ in })
@@ -58,6 +62,7 @@ struct ResetFeedOrderTests {
         let token = try await subscribed.value
         defer { token.invalidate() }
         try await eventually("reset") { order.withLock { $0.contains("didReset") } }
+        #expect(!heldOnPool.withLock { $0 }, "the first delivery ran on another thread than the subscribing one")
         #expect(!waitedOut.withLock { $0 }, "the held delivery saw neither didReset nor the reset wait for it")
         let seen = order.withLock { $0 }
         let delivered = try #require(seen.firstIndex(of: "changeset 1"), "version 1 was delivered: \(seen)")
