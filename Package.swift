@@ -36,7 +36,7 @@ let package = Package(
 
         // What the server programs share (sync-server here, sync-server-pg and sync-server-nio in Integrations/):
         // the shared options and their parsing, signals, unbuffered output.
-        .target(name: "SyncServerCommandLine", dependencies: ["SyncServer"]),
+        .target(name: "SyncServerCommandLine", dependencies: ["SyncServer", "SyncStreams"]),
         // The reference server as a program: `swift run sync-server --port 0 --data DIR`.
         .executableTarget(name: "sync-server", dependencies: ["SyncServer", "SyncServerCommandLine", "SyncStreams"]),
 

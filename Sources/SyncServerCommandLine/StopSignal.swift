@@ -1,6 +1,6 @@
 import Dispatch
 import Foundation
-import Synchronization
+import SyncStreams
 
 #if canImport(Glibc)
     import Glibc
@@ -26,7 +26,9 @@ public final class StopSignal: Sendable {
         var onHangUp: (@Sendable () -> Void)?
     }
 
-    private let state = Mutex(State())
+    // A pthread mutex (`Locked`), which ThreadSanitizer understands (not `Synchronization.Mutex`: on Linux it
+    // reports false races between the signal thread and `wait()`).
+    private let state = Locked(State())
 
     private init() {}
 
