@@ -50,7 +50,12 @@ extension SessionEngine {
             registration = nil
             Task { [connection] in await connection.unregister(id) }
         }
-        divergedClientVersion = min(divergedClientVersion ?? .max, diverged.clientVersion)
+        if diverged.clientVersion < (divergedClientVersion ?? .max) {
+            divergedClientVersion = diverged.clientVersion
+            // Durable before the reset's new store is written (the reset flushes what is queued first), so
+            // that a relaunch after a failed reset still bounds the next one.
+            persistDiverged(clientVersion: diverged.clientVersion)
+        }
         clientResetRequired(
             .clientResetRequired(message),
             details: ClientResetDetails(

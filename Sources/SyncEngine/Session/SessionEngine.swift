@@ -146,6 +146,7 @@ actor SessionEngine {
     /// (`divergedAcknowledgement`), kept until a reset replaces the store: a retry of a reset that failed
     /// is answered with what the server holds by then (after it forgot the client file, every client
     /// version it holds counts as integrated), and must still recover the store's own changesets from there.
+    /// Durable in the store (`Record.diverged`), so that it bounds a reset after a relaunch too.
     var divergedClientVersion: UInt64?
     /// Writes waiting for a client reset to finish.
     var resetWaiters: [CheckedContinuation<Void, Never>] = []
@@ -194,6 +195,7 @@ actor SessionEngine {
         self.callbackExecutor = callbackExecutor
         self.partition = partition
         self.store = store
+        divergedClientVersion = store.divergedClientVersion
         self.connection = connection
         self.controller = controller
         self.limits = limits
@@ -638,6 +640,12 @@ actor SessionEngine {
             enqueue(write)
         }
         if let failure { throw failure }
+    }
+
+    /// Queues a `.diverged` record for the store's next commit (no one waits for it: a client reset flushes
+    /// it before it writes its new store).
+    func persistDiverged(clientVersion: UInt64) {
+        enqueue(PendingWrite(records: [.diverged(clientVersion: clientVersion)], remainingBytes: nil))
     }
 
     /// Queues a `.synced` record for the store's next commit (no one waits for it).

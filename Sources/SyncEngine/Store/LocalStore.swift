@@ -84,6 +84,10 @@ final class LocalStore {
     /// What the client resets before this store did to the stores they replaced, oldest first (at most
     /// `maximumLineage`): a write receipt from before a reset and a relaunch is answered from it.
     var lineage: [ResetLineage] { index.lineage }
+    /// The first client version of this store that the server acknowledged with other bytes, as durably
+    /// recorded (`Record.diverged`); `nil` if none was. A client reset of this store never counts a version
+    /// from there on as held by the server (simulation seed 8062).
+    var divergedClientVersion: UInt64? { index.divergedClientVersion }
     /// How many resets a store remembers: a receipt from a store replaced longer ago is not known.
     static let maximumLineage = 32
     /// Unacknowledged local changesets and their bytes (what `SyncStatus.pending` reports for upload).
@@ -319,6 +323,8 @@ struct Index: Sendable {
     var downloadedBytes = 0
     var lastSyncedAt: Date?
     var lineage: [ResetLineage] = []
+    /// The lowest client version recorded as diverged (`Record.diverged`).
+    var divergedClientVersion: UInt64?
 
     /// Counts one durable record; returns the synced changeset it made known, if any. `bodyChecksum`: the
     /// CRC-32 of a changeset record's bytes when known (from the append, or the open's record scan), else
@@ -338,6 +344,9 @@ struct Index: Sendable {
             return nil
         case .lineage(let reset):
             lineage.append(reset)
+            return nil
+        case .diverged(let clientVersion):
+            divergedClientVersion = min(divergedClientVersion ?? .max, clientVersion)
             return nil
         case .origin(let clientVersion, let originClientFileID, let originClientVersion):
             guard clientVersion >= 1, clientVersion <= UInt64(local.count) else { return nil }
@@ -450,6 +459,10 @@ enum Record: Equatable, Sendable {
     /// carried it over from a replaced store, where it was first written as `originClientVersion` of
     /// `originClientFileID` (`LocalStore.LocalEntry.origin`).
     case origin(clientVersion: UInt64, originClientFileID: UInt64, originClientVersion: UInt64)
+    /// The server acknowledged this store's client version `clientVersion` with other bytes than the store's
+    /// (`LocalStore.divergedAcknowledgement`): the store was copied or restored from a backup. Kept so that a
+    /// client reset after a relaunch still recovers the store's own changesets from there.
+    case diverged(clientVersion: UInt64)
 
     func encoded() -> [UInt8] {
         var writer = ByteWriter()
@@ -492,6 +505,9 @@ enum Record: Equatable, Sendable {
             writer.write(clientVersion)
             writer.write(originClientFileID)
             writer.write(originClientVersion)
+        case .diverged(let clientVersion):
+            writer.write(UInt8(11))
+            writer.write(clientVersion)
         }
         return writer.bytes
     }
@@ -527,6 +543,7 @@ enum Record: Equatable, Sendable {
             self = .origin(
                 clientVersion: clientVersion, originClientFileID: originClientFileID,
                 originClientVersion: try reader.readUInt64())
+        case 11: self = .diverged(clientVersion: try reader.readUInt64())
         default: throw .unknownTag("local store record", tag)
         }
         try reader.expectEnd()
@@ -540,7 +557,7 @@ enum Record: Equatable, Sendable {
     /// changeset's bytes as the body (shared, not copied); otherwise the whole encoding as the prefix.
     var payload: RecordPayload {
         switch self {
-        case .header, .acknowledged, .history, .synced, .lineage, .checkpoint, .origin:
+        case .header, .acknowledged, .history, .synced, .lineage, .checkpoint, .origin, .diverged:
             return RecordPayload(prefix: encoded(), body: [])
         case .local(let version, let data), .downloaded(let version, let data):
             var writer = ByteWriter()
@@ -579,7 +596,7 @@ enum Record: Equatable, Sendable {
     var changesetData: [UInt8]? {
         switch self {
         case .local(_, let data), .downloaded(_, let data): data
-        case .header, .acknowledged, .history, .synced, .lineage, .checkpoint, .origin: nil
+        case .header, .acknowledged, .history, .synced, .lineage, .checkpoint, .origin, .diverged: nil
         }
     }
 }

@@ -78,42 +78,16 @@ struct ResetTransientFailureTests {
         "a copy's write under a client version the server holds with other bytes is recovered even when the reset that noticed it fails (ENOSPC) and the server forgets the client file before the retry (simulation seed 8062)"
     )
     func divergedVersionOutlivesAFailedReset() async throws {
-        let clock = ServerClock()
-        let server = try await forgetfulServer(clock)
-        let copied = try await CopiedClientStore.start(server: server)
-        defer { copied.remove() }
-        let fileSystem = ControlledFileSystem()
-        let fixture = try await EngineFixture(
-            server: server, directory: copied.copy, fileSystem: fileSystem,
-            configure: { $0.clientResetMode = .recoverUnsyncedChanges })
-        let session = try await fixture.open()
-        let recorder = ResetRecorder()
+        let diverged = try await DivergedCopyWithAFailedReset.start()
+        defer { diverged.remove() }
+        let (fixture, session, recorder) = (diverged.fixture, diverged.session, diverged.recorder)
         let token = recorder.watch(session)
         defer { token.invalidate() }
-        try await session.wait(for: .download)
-        // The copy writes its client version 2; the upload is lost in transit.
-        fixture.transport.faults.dropUploads = true
-        try await session.write(payload(22))
-        // The reset that the diverged acknowledgement starts cannot write its new store (a full disk).
-        fileSystem.failNextWrite(of: ".reset-p.synclog", with: ENOSPC)
-        // The original writes its client version 2 (other bytes); the server acknowledges it to the copy too.
-        do {
-            let app = makeApp(server: server.endpoint, directory: copied.original.url)
-            let original = try await app.login(.anonymous).openSession(partition: "p")
-            try await original.write(payload(2))
-            try await original.wait(for: .upload)
-            try await app.close()
-        }
-        try await eventually("the failed reset is reported") {
-            fixture.errors.values.contains {
-                if case .storageFailure = $0.error { true } else { false }
-            }
-        }
         fixture.transport.faults.dropUploads = false
         // Before the retry, the server forgets the client file: it then answers clientExpired, and counts
         // client versions 1 and 2 (the original's) as integrated.
-        try await serverNoticed(server, connections: 0)
-        clock.advance(days: 31)
+        try await serverNoticed(diverged.server, connections: 0)
+        diverged.clock.advance(days: 31)
         try await eventually("the retried reset done") {
             fixture.timers.advance(by: .milliseconds(500))
             return recorder.events.contains {
@@ -126,4 +100,78 @@ struct ResetTransientFailureTests {
             "the copy's write 22 must reach the server")
         try await fixture.app.close()
     }
+
+    @Test(
+        "the version a copy diverged at is durable: the app closes after the reset that noticed it failed, the server forgets the client file, and the relaunched app still recovers the copy's write"
+    )
+    func divergedVersionOutlivesARelaunch() async throws {
+        let diverged = try await DivergedCopyWithAFailedReset.start()
+        defer { diverged.remove() }
+        // The app stops before the retry; the server forgets the client file while it is away.
+        try await diverged.fixture.app.close()
+        try await serverNoticed(diverged.server, connections: 0)
+        diverged.clock.advance(days: 31)
+        let relaunched = try await EngineFixture(
+            server: diverged.server, directory: diverged.copied.copy,
+            configure: { $0.clientResetMode = .recoverUnsyncedChanges })
+        let session = try await relaunched.open()
+        let recorder = ResetRecorder()
+        let token = recorder.watch(session)
+        defer { token.invalidate() }
+        try await eventually("the relaunched session reset") {
+            recorder.events.contains {
+                if case .didReset = $0 { true } else { false }
+            }
+        }
+        try await session.wait(for: .upload)
+        #expect(
+            try await relaunched.serverLog() == [1, 2, 22].map { Array(payload(UInt8($0))) },
+            "the copy's write 22 must reach the server")
+        try await relaunched.app.close()
+    }
+}
+
+/// A copied client store whose write (22, client version 2) the server never got, while the original wrote
+/// its own client version 2 (other bytes): the server's acknowledgement of the original's version 2 made the
+/// copy's session start a recovering reset, which failed (ENOSPC writing its new store) and waits to retry.
+/// The server forgets client files unseen for 30 days on `clock`; uploads from the copy are still dropped.
+private struct DivergedCopyWithAFailedReset {
+    let clock: ServerClock
+    let server: SyncServer
+    let copied: CopiedClientStore
+    let fixture: EngineFixture
+    let session: SyncSession
+    let recorder = ResetRecorder()
+
+    static func start() async throws -> DivergedCopyWithAFailedReset {
+        let clock = ServerClock()
+        let server = try await forgetfulServer(clock)
+        let copied = try await CopiedClientStore.start(server: server)
+        let fileSystem = ControlledFileSystem()
+        let fixture = try await EngineFixture(
+            server: server, directory: copied.copy, fileSystem: fileSystem,
+            configure: { $0.clientResetMode = .recoverUnsyncedChanges })
+        let session = try await fixture.open()
+        try await session.wait(for: .download)
+        // The copy writes its client version 2; the upload is lost in transit.
+        fixture.transport.faults.dropUploads = true
+        try await session.write(payload(22))
+        // The reset that the diverged acknowledgement starts cannot write its new store (a full disk).
+        fileSystem.failNextWrite(of: ".reset-p.synclog", with: ENOSPC)
+        // The original writes its client version 2 (other bytes); the server acknowledges it to the copy too.
+        let app = makeApp(server: server.endpoint, directory: copied.original.url)
+        let original = try await app.login(.anonymous).openSession(partition: "p")
+        try await original.write(payload(2))
+        try await original.wait(for: .upload)
+        try await app.close()
+        try await eventually("the failed reset is reported") {
+            fixture.errors.values.contains {
+                if case .storageFailure = $0.error { true } else { false }
+            }
+        }
+        return DivergedCopyWithAFailedReset(
+            clock: clock, server: server, copied: copied, fixture: fixture, session: session)
+    }
+
+    func remove() { copied.remove() }
 }

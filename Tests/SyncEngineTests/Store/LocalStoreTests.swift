@@ -272,6 +272,7 @@ struct LocalStoreTests {
                     replacedClientFileID: 7, replacementClientFileID: .max, lastIntegrated: 3, recovered: true,
                     reason: .historyLost)),
             .origin(clientVersion: 2, originClientFileID: .max, originClientVersion: 9),
+            .diverged(clientVersion: .max),
         ]
         for record in records {
             #expect(try Record(decoding: record.encoded()) == record)
