@@ -22,7 +22,9 @@ import Testing
     @Test func everyMessageTypeByteIsDistinct() {
         let types = Samples.client.map { $0.encoded()[0] } + Samples.server.map { $0.encoded()[0] }
         #expect(
-            Set(types) == [0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x81, 0x82, 0x83, 0x84, 0x85, 0x86])
+            Set(types) == [
+                0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x81, 0x82, 0x83, 0x84, 0x85, 0x86, 0x87,
+            ])
     }
 
     // MARK: - Golden bytes (these pin the format; docs/Protocol.md describes the same layout)
@@ -287,7 +289,7 @@ import Testing
         for type in UInt8.min...UInt8.max where !(0x01...0x09).contains(type) {
             #expect(throws: WireError.unknownMessageType(type)) { try ClientMessage(decoding: [type]) }
         }
-        for type in UInt8.min...UInt8.max where !(0x81...0x86).contains(type) {
+        for type in UInt8.min...UInt8.max where !(0x81...0x87).contains(type) {
             #expect(throws: WireError.unknownMessageType(type)) { try ServerMessage(decoding: [type]) }
         }
     }
@@ -363,6 +365,44 @@ import Testing
         for message in Samples.server {
             #expect(throws: WireError.trailingBytes(3)) { try ServerMessage(decoding: message.encoded() + [1, 2, 3]) }
         }
+    }
+
+    @Test(
+        "a download's duplicate acknowledgements (version 9) round-trip, and only acknowledgements it holds, in order, are accepted"
+    )
+    func downloadDuplicateAcknowledgements() throws {
+        let entries: [DownloadEntry] = [
+            .acknowledged(serverVersion: 2, clientVersion: 1), .changeset(serverVersion: 3, data: [7]),
+            .acknowledged(serverVersion: 4, clientVersion: 2),
+        ]
+        let plain = Download(sessionID: 1, entries: entries, remainingBytes: 0, acknowledgedDigests: [5, 6])
+        let plainBytes = ServerMessage.download(plain).encoded()
+        var named = plain
+        named.acknowledgedDuplicates = [4]
+        let namedBytes = ServerMessage.download(named).encoded()
+        // Without duplicates, a download is type 0x82 as before (what an older client reads); with them, type
+        // 0x87 and the list after the digests.
+        #expect(plainBytes[0] == 0x82)
+        #expect(namedBytes == [0x87] + plainBytes.dropFirst() + [1, 0, 0, 0, 4, 0, 0, 0, 0, 0, 0, 0])
+        #expect(try ServerMessage(decoding: namedBytes) == .download(named))
+        #expect(ServerMessage.download(named).encodedSize == namedBytes.count)
+        #expect(ServerMessage.download(named).encodedChunks().joined().elementsEqual(namedBytes))
+        func list(_ versions: [UInt64]) -> [UInt8] {
+            var writer = ByteWriter()
+            writer.write(UInt32(versions.count))
+            for version in versions { writer.write(version) }
+            return writer.bytes
+        }
+        for bad in [[], [3], [1], [5], [4, 2], [2, 2]] as [[UInt64]] {
+            #expect(throws: WireError.self, "duplicates \(bad)") {
+                try ServerMessage(decoding: [0x87] + plainBytes.dropFirst() + list(bad))
+            }
+        }
+        var both = plain
+        both.acknowledgedDuplicates = [2, 4]
+        #expect(try ServerMessage(decoding: [0x87] + plainBytes.dropFirst() + list([2, 4])) == .download(both))
+        // A 0x82 download followed by a list is refused: the list belongs to type 0x87 only.
+        #expect(throws: WireError.trailingBytes(12)) { try ServerMessage(decoding: plainBytes + list([4])) }
     }
 
     @Test func oversizeInputIsRejectedBeforeDecoding() throws {

@@ -80,6 +80,17 @@ enum Samples {
                         .acknowledged(serverVersion: 4, clientVersion: 2),
                     ],
                     remainingBytes: 0, historyID: 5, acknowledgedDigests: [0, .max])),
+            // Version 9: the acknowledgements that are duplicates.
+            .download(
+                Download(
+                    sessionID: 5,
+                    entries: [
+                        .acknowledged(serverVersion: 2, clientVersion: 1),
+                        .changeset(serverVersion: 3, data: [9]),
+                        .acknowledged(serverVersion: 4, clientVersion: 2),
+                        .acknowledged(serverVersion: .max, clientVersion: 3),
+                    ],
+                    remainingBytes: 0, acknowledgedDigests: [1, 2, 3], acknowledgedDuplicates: [2, .max])),
             .unbound(sessionID: 3),
             .pong(id: 0),
             .pong(id: .max),

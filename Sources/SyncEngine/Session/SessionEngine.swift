@@ -428,7 +428,8 @@ actor SessionEngine {
         }
         let records: [Record]
         do {
-            records = try store.records(for: download.entries, historyID: download.historyID)
+            records = try store.records(
+                for: download.entries, historyID: download.historyID, duplicates: download.acknowledgedDuplicates)
         } catch {
             failedFatally(error)
             return

@@ -239,8 +239,9 @@ public final class SyncSession: Sendable, Hashable, CustomStringConvertible {
     ///
     /// A changeset the server holds twice — uploaded again by a client store restored from a backup taken
     /// before a recovering client reset (docs/Protocol.md, "Deduplication by origin") — comes once with its
-    /// bytes and, at the later version, as an empty changeset (`data` empty); the client that uploaded it
-    /// again also gets its own bytes there.
+    /// bytes and, at the later version, as an empty changeset (`data` empty) — on every client, the one that
+    /// uploaded it again included (a server of protocol version 9 or later tells it which of its changesets
+    /// were duplicates; an older server does not, and that client then gets its own bytes there).
     public var changesets: AnySyncStream<Changeset, Never> {
         engine.feed.stream(on: callbackExecutor)
     }

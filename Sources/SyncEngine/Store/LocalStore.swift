@@ -205,12 +205,16 @@ final class LocalStore {
     /// gap, and acknowledge this client's changesets in order, only ones it wrote.
     ///
     /// A download's `historyID` (the first of a bind carries it) becomes a `.history` record when the store
-    /// holds none yet (a server that keeps no identity sends 0, which is not recorded).
+    /// holds none yet (a server that keeps no identity sends 0, which is not recorded). An acknowledgement
+    /// whose server version is among `duplicates` (`Download.acknowledgedDuplicates`) becomes a
+    /// `.duplicateAcknowledged` record: the changesets feed delivers that version empty.
     ///
     /// - Throws: `.protocolViolation(…, isFatal: true)` for a gap in server versions, an acknowledgement
     ///   of a client version that is not the next one written and unacknowledged, or a history id other
     ///   than the one held (the server must refuse such a bind with `clientResetRequired`).
-    func records(for entries: [DownloadEntry], historyID: UInt64? = nil) throws(SyncError) -> [Record] {
+    func records(
+        for entries: [DownloadEntry], historyID: UInt64? = nil, duplicates: [UInt64] = []
+    ) throws(SyncError) -> [Record] {
         var records: [Record] = []
         if let historyID, historyID != 0 {
             if let held = reservedHistoryID {
@@ -242,7 +246,10 @@ final class LocalStore {
                         isFatal: true)
                 }
                 nextAcknowledged += 1
-                records.append(.acknowledged(serverVersion: serverVersion, clientVersion: clientVersion))
+                records.append(
+                    duplicates.contains(serverVersion)
+                        ? .duplicateAcknowledged(serverVersion: serverVersion, clientVersion: clientVersion)
+                        : .acknowledged(serverVersion: serverVersion, clientVersion: clientVersion))
             }
             expected += 1
         }
@@ -360,15 +367,22 @@ struct Index: Sendable {
                     serverVersion: nil))
             uploadableBytes += data.count
             return nil
-        case .acknowledged(let serverVersion, let clientVersion):
+        case .acknowledged(let serverVersion, let clientVersion),
+            .duplicateAcknowledged(let serverVersion, let clientVersion):
             guard clientVersion >= 1, clientVersion <= UInt64(local.count) else { return nil }
             let index = Int(clientVersion - 1)
             guard local[index].serverVersion == nil else { return nil }
             local[index].serverVersion = serverVersion
             acknowledgedClientVersion = max(acknowledgedClientVersion, clientVersion)
             uploadedBytes += local[index].byteCount
-            if serverVersion > downloadedVersion { hold(serverVersion, checksum: local[index].digest) }
-            return SyncedEntry(serverVersion: serverVersion, location: local[index].location)
+            guard case .duplicateAcknowledged = record else {
+                if serverVersion > downloadedVersion { hold(serverVersion, checksum: local[index].digest) }
+                return SyncedEntry(serverVersion: serverVersion, location: local[index].location)
+            }
+            // A duplicate is the empty changeset in the log as every client receives it: this record is
+            // what the feed reads (it has no bytes), and the prefix digest counts it empty, as the server's.
+            if serverVersion > downloadedVersion { hold(serverVersion, checksum: CRC32.checksum([])) }
+            return SyncedEntry(serverVersion: serverVersion, location: location)
         case .downloaded(let serverVersion, let data):
             if serverVersion > downloadedVersion { hold(serverVersion, checksum: bodyChecksum ?? CRC32.checksum(data)) }
             downloadedBytes += data.count
@@ -463,6 +477,10 @@ enum Record: Equatable, Sendable {
     /// (`LocalStore.divergedAcknowledgement`): the store was copied or restored from a backup. Kept so that a
     /// client reset after a relaunch still recovers the store's own changesets from there.
     case diverged(clientVersion: UInt64)
+    /// This client's changeset `clientVersion` was integrated as `serverVersion`, a duplicate of an earlier
+    /// entry of the log (`Download.acknowledgedDuplicates`): acknowledged like `.acknowledged`, and delivered
+    /// to the changesets feed as the empty changeset, as every other client receives it.
+    case duplicateAcknowledged(serverVersion: UInt64, clientVersion: UInt64)
 
     func encoded() -> [UInt8] {
         var writer = ByteWriter()
@@ -508,6 +526,10 @@ enum Record: Equatable, Sendable {
         case .diverged(let clientVersion):
             writer.write(UInt8(11))
             writer.write(clientVersion)
+        case .duplicateAcknowledged(let serverVersion, let clientVersion):
+            writer.write(UInt8(12))
+            writer.write(serverVersion)
+            writer.write(clientVersion)
         }
         return writer.bytes
     }
@@ -544,6 +566,9 @@ enum Record: Equatable, Sendable {
                 clientVersion: clientVersion, originClientFileID: originClientFileID,
                 originClientVersion: try reader.readUInt64())
         case 11: self = .diverged(clientVersion: try reader.readUInt64())
+        case 12:
+            self = .duplicateAcknowledged(
+                serverVersion: try reader.readUInt64(), clientVersion: try reader.readUInt64())
         default: throw .unknownTag("local store record", tag)
         }
         try reader.expectEnd()
@@ -557,7 +582,8 @@ enum Record: Equatable, Sendable {
     /// changeset's bytes as the body (shared, not copied); otherwise the whole encoding as the prefix.
     var payload: RecordPayload {
         switch self {
-        case .header, .acknowledged, .history, .synced, .lineage, .checkpoint, .origin, .diverged:
+        case .header, .acknowledged, .history, .synced, .lineage, .checkpoint, .origin, .diverged,
+            .duplicateAcknowledged:
             return RecordPayload(prefix: encoded(), body: [])
         case .local(let version, let data), .downloaded(let version, let data):
             var writer = ByteWriter()
@@ -592,10 +618,12 @@ enum Record: Equatable, Sendable {
             : .downloaded(serverVersion: version, data: payload.body)
     }
 
-    /// The changeset bytes of a `.local` or `.downloaded` record.
+    /// The changeset bytes of a `.local` or `.downloaded` record; none (the empty changeset) for a
+    /// `.duplicateAcknowledged` one.
     var changesetData: [UInt8]? {
         switch self {
         case .local(_, let data), .downloaded(_, let data): data
+        case .duplicateAcknowledged: []
         case .header, .acknowledged, .history, .synced, .lineage, .checkpoint, .origin, .diverged: nil
         }
     }

@@ -13,6 +13,9 @@ final class BoundSession {
     /// Whether the credential may upload to the partition (`PartitionPermission.write`), decided once at
     /// the bind rather than for every upload.
     let mayUpload: Bool
+    /// Whether its downloads name the acknowledgements that are duplicates (`Download.acknowledgedDuplicates`,
+    /// protocol version 9): an older client would refuse the field, and delivers its duplicates as written.
+    let namesDuplicates: Bool
     /// The next server version to send.
     var nextVersion: UInt64
     /// Cleared when the session is unbound, its connection ends, or it fails; its pump then stops.
@@ -26,13 +29,14 @@ final class BoundSession {
 
     init(
         connection: ConnectionHandle, sessionID: UInt32, partition: Partition, clientFileID: UInt64,
-        mayUpload: Bool, from version: UInt64
+        mayUpload: Bool, namesDuplicates: Bool, from version: UInt64
     ) {
         self.connection = connection
         self.sessionID = sessionID
         self.partition = partition
         self.clientFileID = clientFileID
         self.mayUpload = mayUpload
+        self.namesDuplicates = namesDuplicates
         nextVersion = version + 1
     }
 

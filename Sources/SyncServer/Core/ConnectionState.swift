@@ -14,6 +14,8 @@ final class ConnectionState {
     var phase = Phase.awaitingHello
     /// The identity of the credential the client said hello with (see `StoredChangeset.owner`).
     var owner = ""
+    /// The protocol version the client said hello with (0 before `hello`).
+    var protocolVersion: UInt16 = 0
     /// Bound sessions by the client's session number.
     var sessions: [UInt32: BoundSession] = [:]
 

@@ -145,6 +145,7 @@ actor ServerCore {
             return fail(connection, .authenticationFailed, "the credential was refused")
         }
         connection.owner = hello.credential.ownerIdentity
+        connection.protocolVersion = hello.protocolVersion
         connection.phase = .ready(access)
         logger.log(.info, Self.category, "connection \(connection.handle.id) welcomed as \(connection.owner)")
         // From version 5 the welcome says the largest message the server accepts, so a client refuses an
@@ -245,6 +246,7 @@ actor ServerCore {
             partition: partition,
             clientFileID: bind.clientFileID,
             mayUpload: permission == .write,
+            namesDuplicates: connection.protocolVersion >= 9,
             from: bind.downloadedVersion
         )
         connection.sessions[sessionID] = session
@@ -572,10 +574,12 @@ actor ServerCore {
             }
         }
         var digests: [UInt32] = []
+        var duplicates: [UInt64] = []
         let entries = run.map { version -> DownloadEntry in
             let summary = partition.entry(version)
             if summary.clientFileID == session.clientFileID {
                 digests.append(CRC32.checksum(data[version] ?? []))
+                if summary.duplicateOf != nil, session.namesDuplicates { duplicates.append(version) }
                 return .acknowledged(serverVersion: version, clientVersion: summary.clientVersion)
             }
             // A duplicate (an origin integrated before) reaches other clients empty.
@@ -584,7 +588,7 @@ actor ServerCore {
         let remaining = partition.remainingBytes(after: run.upperBound, for: session.clientFileID)
         let download = Download(
             sessionID: session.sessionID, entries: entries, remainingBytes: remaining,
-            historyID: firstHistoryID(of: session), acknowledgedDigests: digests)
+            historyID: firstHistoryID(of: session), acknowledgedDigests: digests, acknowledgedDuplicates: duplicates)
         return (download, run.upperBound + 1)
     }
 

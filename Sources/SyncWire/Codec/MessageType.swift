@@ -26,6 +26,11 @@ enum MessageType {
     static let pong: UInt8 = 0x84
     static let error: UInt8 = 0x85
     static let marked: UInt8 = 0x86
+    /// A `download` that names at least one duplicate acknowledgement (`Download.acknowledgedDuplicates`,
+    /// protocol version 9): the fields of `download`, then `u32 count` (at least 1) and that many `u64`
+    /// server versions of its `.acknowledged` entries, strictly increasing. A download without duplicates
+    /// keeps type `download`, so an older client never receives this type.
+    static let downloadWithDuplicates: UInt8 = 0x87
 }
 
 /// Tag bytes of `WireCredential`.

@@ -16,7 +16,7 @@ extension ServerMessage {
         else { return [encoded()] }
         var chunks: [[UInt8]] = []
         var writer = ByteWriter()
-        writer.write(MessageType.download)
+        writer.write(download.messageType)
         writer.write(download.sessionID)
         writer.write(UInt32(download.entries.count))
         for entry in download.entries {
@@ -38,10 +38,7 @@ extension ServerMessage {
                 writer.write(clientVersion)
             }
         }
-        writer.write(download.remainingBytes)
-        writer.writeOptional(download.historyID)
-        writer.write(UInt32(download.acknowledgedDigests.count))
-        for digest in download.acknowledgedDigests { writer.write(digest) }
+        download.writeTrailer(into: &writer)
         chunks.append(writer.bytes)
         return chunks
     }

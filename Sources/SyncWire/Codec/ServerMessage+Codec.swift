@@ -13,7 +13,7 @@ extension ServerMessage {
             // earlier must not: the decoder reads it by the version).
             if let maximumMessageBytes { writer.write(maximumMessageBytes) }
         case .download(let download):
-            writer.write(MessageType.download)
+            writer.write(download.messageType)
             writer.write(download.sessionID)
             writer.write(UInt32(download.entries.count))
             for entry in download.entries {
@@ -28,10 +28,7 @@ extension ServerMessage {
                     writer.write(clientVersion)
                 }
             }
-            writer.write(download.remainingBytes)
-            writer.writeOptional(download.historyID)
-            writer.write(UInt32(download.acknowledgedDigests.count))
-            for digest in download.acknowledgedDigests { writer.write(digest) }
+            download.writeTrailer(into: &writer)
         case .unbound(let sessionID):
             writer.write(MessageType.unbound)
             writer.write(sessionID)
@@ -76,7 +73,7 @@ extension ServerMessage {
             // A welcome before version 5 ends here; from version 5 the server's message limit follows.
             let maximumMessageBytes = protocolVersion >= 5 ? try reader.readUInt32() : nil
             self = .welcome(protocolVersion: protocolVersion, maximumMessageBytes: maximumMessageBytes)
-        case MessageType.download:
+        case MessageType.download, MessageType.downloadWithDuplicates:
             let sessionID = try reader.readUInt32()
             // The smallest entry is a changeset: tag, UInt64 version, length prefix.
             let count = try reader.readCount(minimumElementSize: 1 + 8 + EncodedSize.lengthPrefix)
@@ -104,10 +101,18 @@ extension ServerMessage {
             var digests: [UInt32] = []
             digests.reserveCapacity(digestCount)
             for _ in 0..<digestCount { digests.append(try reader.readUInt32()) }
+            // Version 9: the acknowledgements that are duplicates, in a download of their type.
+            var duplicates: [UInt64] = []
+            if type == MessageType.downloadWithDuplicates {
+                let duplicateCount = try reader.readCount(minimumElementSize: 8)
+                duplicates.reserveCapacity(duplicateCount)
+                for _ in 0..<duplicateCount { duplicates.append(try reader.readUInt64()) }
+                try Download.checkDuplicates(duplicates, of: entries)
+            }
             self = .download(
                 Download(
                     sessionID: sessionID, entries: entries, remainingBytes: remainingBytes, historyID: historyID,
-                    acknowledgedDigests: digests))
+                    acknowledgedDigests: digests, acknowledgedDuplicates: duplicates))
         case MessageType.unbound:
             self = .unbound(sessionID: try reader.readUInt32())
         case MessageType.pong:
@@ -142,6 +147,7 @@ extension ServerMessage {
         case .download(let download):
             download.entries.reduce(
                 1 + 4 + 4 + 8 + (download.historyID == nil ? 1 : 9) + 4 + 4 * download.acknowledgedDigests.count
+                    + (download.acknowledgedDuplicates.isEmpty ? 0 : 4 + 8 * download.acknowledgedDuplicates.count)
             ) { size, entry in
                 switch entry {
                 case .changeset(_, let data): size + 1 + 8 + EncodedSize.bytes(data)

@@ -163,11 +163,12 @@ public enum WireProtocol {
     /// to name); version 7 added `UploadChangeset.origin`, in an `upload` of type 0x08 that ends with the
     /// origins of the changesets that have one (an `upload` of type 0x03 carries none); version 8 added the
     /// prefix checkpoint (`LogCheckpoint.coversPrefix`), in a `bind` of type 0x09 (type 0x07 keeps the
-    /// checkpoint of one changeset).
-    public static let version: UInt16 = 8
+    /// checkpoint of one changeset); version 9 added `Download.acknowledgedDuplicates`, in a `download` of
+    /// type 0x87 that ends with them (a `download` of type 0x82 names none; only version 9 clients get 0x87).
+    public static let version: UInt16 = 9
 
     /// The oldest version a server of this build still welcomes: a version 4 client gets a version 4
-    /// `welcome` (without the message limit), a version 5 to 8 client the same `welcome` with it; a version
+    /// `welcome` (without the message limit), a version 5 to 9 client the same `welcome` with it; a version
     /// 4 or 5 client's `bind` names no checkpoint (the server then skips that check), a version 6 or 7
     /// client's names the CRC-32 of one changeset (checked as such), a client older than version 7 names no
     /// origins (each changeset is its own), and every other message is the same in all five.

@@ -43,16 +43,24 @@ public struct Download: Sendable, Hashable {
     /// backup, and the copy reused the version number) must not take it as acknowledged: it resets instead.
     /// Protocol version 4.
     public var acknowledgedDigests: [UInt32]
+    /// The server versions of the `.acknowledged` entries that duplicate an earlier entry of the log (the
+    /// server held the changeset's origin with the same bytes already: a store restored from a backup
+    /// recovered it again), in increasing order; empty when there are none. Every other client receives such
+    /// an entry as an empty changeset, and so does its uploader: its changesets feed delivers it empty.
+    /// Protocol version 9: a download that names any has message type `0x87` instead of `0x82` (a server
+    /// names none to an older client).
+    public var acknowledgedDuplicates: [UInt64]
 
     public init(
         sessionID: UInt32, entries: [DownloadEntry], remainingBytes: UInt64, historyID: UInt64? = nil,
-        acknowledgedDigests: [UInt32] = []
+        acknowledgedDigests: [UInt32] = [], acknowledgedDuplicates: [UInt64] = []
     ) {
         self.sessionID = sessionID
         self.entries = entries
         self.remainingBytes = remainingBytes
         self.historyID = historyID
         self.acknowledgedDigests = acknowledgedDigests
+        self.acknowledgedDuplicates = acknowledgedDuplicates
     }
 }
 

@@ -98,9 +98,12 @@ struct RecoveredOriginTests {
         // Restored from the backup, F1 is reset again and recovers payload 5 again, as F3's client version 1;
         // F3 then writes payload 6 as its client version 2.
         try restore(client, from: backup)
-        let (second, _) = try await resetAndSync(client, on: server, then: [6])
+        let (second, uploaderFeed) = try await resetAndSync(client, on: server, then: [6])
         #expect(second?.reason == .clientExpired)
         #expect(second?.unsyncedChanges.map(\.data) == [payload(5)])
+        // The uploader, too, receives payload 5 once: its own duplicate is acknowledged as such and reaches
+        // its changesets feed empty, as it reaches everyone else's.
+        #expect(uploaderFeed == [Array(payload(9)), Array(payload(5)), [], Array(payload(6))])
         let log = try await server.changesets(in: "p")
         #expect(log.filter { $0.duplicateOf == nil }.map(\.data) == [9, 5, 6].map { Array(payload($0)) })
         #expect(log.map(\.duplicateOf) == [nil, nil, 2, nil])
