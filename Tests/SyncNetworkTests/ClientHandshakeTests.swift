@@ -80,7 +80,7 @@ import Testing
         let server = try FakeServer()
         let port = server.port
         async let served: Void = offPool { try server.serveOne(extraHeaders: [header]) }
-        let connection = WebSocketTransport().connect(to: .webSocket(host: "127.0.0.1", port: port))
+        let connection = WebSocketTransport.forTests().connect(to: .webSocket(host: "127.0.0.1", port: port))
         var events = connection.events.makeAsyncIterator()
         let first = await events.next()
         guard case .closed(.refused(let reason))? = first else {
@@ -99,7 +99,7 @@ import Testing
         let server = try FakeServer()
         let port = server.port
         async let served: Void = offPool { try server.serveOne(extraHeaders: []) }
-        let connection = WebSocketTransport().connect(to: .webSocket(host: "127.0.0.1", port: port))
+        let connection = WebSocketTransport.forTests().connect(to: .webSocket(host: "127.0.0.1", port: port))
         var events = connection.events.makeAsyncIterator()
         #expect(await events.next() == .opened)
         connection.close()

@@ -29,7 +29,7 @@ import Testing
             maximumMessageBytes: 128 << 10, closeTimeout: .seconds(1), maximumBufferedInputBytes: 256 << 10)
         let listener = try await startListener(limits: limits)
         let port = listener.port
-        let talker = WebSocketTransport().connect(to: .webSocket(host: "127.0.0.1", port: port))
+        let talker = WebSocketTransport.forTests().connect(to: .webSocket(host: "127.0.0.1", port: port))
         var events = talker.events.makeAsyncIterator()
         #expect(await events.next() == .opened)
 

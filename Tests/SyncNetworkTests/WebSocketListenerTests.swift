@@ -102,7 +102,7 @@ import Testing
     func isolation() async throws {
         let acceptor = EchoAcceptor()
         let listener = try await startListener(acceptor: acceptor)
-        let connection = WebSocketTransport().connect(to: .webSocket(host: "127.0.0.1", port: listener.port))
+        let connection = WebSocketTransport.forTests().connect(to: .webSocket(host: "127.0.0.1", port: listener.port))
         var events = connection.events.makeAsyncIterator()
         #expect(await events.next() == .opened)
         let port = listener.port
@@ -124,7 +124,7 @@ import Testing
     func pingFlood() async throws {
         let limits = WebSocketLimits(outboundHardLimit: 256 << 10)
         let listener = try await startListener(limits: limits)
-        let connection = WebSocketTransport().connect(to: .webSocket(host: "127.0.0.1", port: listener.port))
+        let connection = WebSocketTransport.forTests().connect(to: .webSocket(host: "127.0.0.1", port: listener.port))
         var events = connection.events.makeAsyncIterator()
         #expect(await events.next() == .opened)
         let port = listener.port
@@ -157,7 +157,7 @@ import Testing
     @Test("shutting down closes open connections with 1001 (going away)")
     func goingAway() async throws {
         let listener = try await startListener()
-        let connection = WebSocketTransport().connect(to: .webSocket(host: "127.0.0.1", port: listener.port))
+        let connection = WebSocketTransport.forTests().connect(to: .webSocket(host: "127.0.0.1", port: listener.port))
         var events = connection.events.makeAsyncIterator()
         #expect(await events.next() == .opened)
         await listener.shutDown()
@@ -186,7 +186,7 @@ import Testing
     func unreachable() async throws {
         // A port held bound but not listening: nothing listens there, and no other process can take it.
         let reserved = try ReservedPort()
-        let connection = WebSocketTransport().connect(to: .webSocket(host: "127.0.0.1", port: reserved.port))
+        let connection = WebSocketTransport.forTests().connect(to: .webSocket(host: "127.0.0.1", port: reserved.port))
         var events = connection.events.makeAsyncIterator()
         let first = await events.next()
         guard case .closed(.refused) = first else {
@@ -199,7 +199,7 @@ import Testing
 
     @Test("a host that does not resolve reports .refused")
     func unresolvable() async throws {
-        let connection = WebSocketTransport().connect(to: .webSocket(host: "no-such-host.invalid", port: 1))
+        let connection = WebSocketTransport.forTests().connect(to: .webSocket(host: "no-such-host.invalid", port: 1))
         var events = connection.events.makeAsyncIterator()
         let first = await events.next()
         guard case .closed(.refused) = first else {

@@ -168,7 +168,7 @@ struct ExactNamesTests {
         let data = base.appendingPathComponent("data").path
         let server = try ChildProcess(syncServer: ["--port", "0", "--data", data, "--api-keys", keys])
         let port = try await server.port()
-        let connection = WebSocketTransport().connect(to: .webSocket(host: "127.0.0.1", port: port))
+        let connection = WebSocketTransport.forTests().connect(to: .webSocket(host: "127.0.0.1", port: port))
         var events = connection.events.makeAsyncIterator()
         #expect(await events.next() == .opened)
         connection.send(.hello(Hello(credential: .apiKey("k1"))))

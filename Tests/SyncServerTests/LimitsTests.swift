@@ -13,10 +13,10 @@ struct LimitsTests {
     func maximumConnections() async throws {
         let server = try await SyncServer.listeningForTests(configuration: .init(maximumConnections: 2))
         let endpoint = try #require(server.webSocketEndpoint)
-        let first = try await TestClient.welcomed(on: WebSocketTransport().connect(to: endpoint))
-        let second = try await TestClient.welcomed(on: WebSocketTransport().connect(to: endpoint))
+        let first = try await TestClient.welcomed(on: WebSocketTransport.forTests().connect(to: endpoint))
+        let second = try await TestClient.welcomed(on: WebSocketTransport.forTests().connect(to: endpoint))
 
-        var third = WebSocketTransport().connect(to: endpoint).events.makeAsyncIterator()
+        var third = WebSocketTransport.forTests().connect(to: endpoint).events.makeAsyncIterator()
         let refusal = await third.next()
         guard case .closed(.refused(let reason)) = refusal else {
             Issue.record("expected the third connection to be refused, got \(String(describing: refusal))")
@@ -28,7 +28,7 @@ struct LimitsTests {
 
         first.close()
         try await waitUntil("the server to notice the first left") { server.connectionCount == 1 }
-        let fourth = try await TestClient.welcomed(on: WebSocketTransport().connect(to: endpoint))
+        let fourth = try await TestClient.welcomed(on: WebSocketTransport.forTests().connect(to: endpoint))
         try await fourth.expectNothingPending()
         await server.stop()
     }

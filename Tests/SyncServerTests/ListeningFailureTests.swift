@@ -32,7 +32,8 @@ struct ListeningFailureTests {
             #expect(code == EADDRINUSE, "\(error)")
         }
         // The first server is undisturbed: a client still reaches it.
-        let client = try await TestClient.welcomed(on: WebSocketTransport().connect(to: first.webSocketEndpoint!))
+        let client = try await TestClient.welcomed(
+            on: WebSocketTransport.forTests().connect(to: first.webSocketEndpoint!))
         client.close()
         await first.stop()
     }

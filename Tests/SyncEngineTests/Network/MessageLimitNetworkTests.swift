@@ -14,7 +14,7 @@ import Testing
     func networkApp(_ endpoint: SyncEndpoint, _ directory: TemporaryDirectory) -> SyncApp {
         SyncApp(
             configuration: .init(
-                server: endpoint, directory: directory.url, transport: WebSocketTransport(),
+                server: endpoint, directory: directory.url, transport: WebSocketTransport.forTests(),
                 backoff: ReconnectBackoff(initialDelay: .milliseconds(20), maximumDelay: .milliseconds(200)),
                 timerExecutor: DispatchQueue(label: "MessageLimitNetworkTests.timers"),
                 callbackExecutor: ImmediateExecutor(), logLevel: .off))

@@ -16,7 +16,7 @@ import Testing
     ) -> SyncApp {
         SyncApp(
             configuration: .init(
-                server: endpoint, directory: directory.url, transport: WebSocketTransport(),
+                server: endpoint, directory: directory.url, transport: WebSocketTransport.forTests(),
                 backoff: ReconnectBackoff(initialDelay: .milliseconds(20), maximumDelay: .milliseconds(200)),
                 timerExecutor: DispatchQueue(label: "NetworkSyncTests.timers"), callbackExecutor: ImmediateExecutor(),
                 uploadWindowBytes: uploadWindowBytes, logLevel: .off))
@@ -157,7 +157,7 @@ import Testing
         let app = SyncApp(
             configuration: .init(
                 server: .webSocket(host: "127.0.0.1", port: silent.port), directory: directory.url,
-                transport: WebSocketTransport(),
+                transport: WebSocketTransport.forTests(),
                 backoff: ReconnectBackoff(initialDelay: .milliseconds(20), maximumDelay: .milliseconds(100)),
                 connectTimeout: .milliseconds(200), timerExecutor: DispatchQueue(label: "NetworkSyncTests.timers"),
                 callbackExecutor: ImmediateExecutor(), logLevel: .off))

@@ -101,7 +101,7 @@ import Testing
             ])
         let port = try await server.port()
         for (key, welcomed) in [("good", true), ("bad", false)] {
-            let connection = WebSocketTransport().connect(to: .webSocket(host: "127.0.0.1", port: port))
+            let connection = WebSocketTransport.forTests().connect(to: .webSocket(host: "127.0.0.1", port: port))
             var events = connection.events.makeAsyncIterator()
             #expect(await events.next() == .opened)
             connection.send(.hello(Hello(credential: .apiKey(key))))
@@ -141,7 +141,7 @@ import Testing
         defer { data.remove() }
         let server = try ChildProcess(syncServer: ["--port", "0", "--data", data.url.path] + arguments)
         let port = try await server.port()
-        let connection = WebSocketTransport().connect(to: .webSocket(host: "127.0.0.1", port: port))
+        let connection = WebSocketTransport.forTests().connect(to: .webSocket(host: "127.0.0.1", port: port))
         var events = connection.events.makeAsyncIterator()
         #expect(await events.next() == .opened)
         connection.send(.hello(Hello(credential: .anonymous)))

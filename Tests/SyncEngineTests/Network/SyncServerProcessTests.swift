@@ -48,7 +48,7 @@ import Testing
         defer { data.remove() }
         let server = try ChildProcess(syncServer: ["--port", "0", "--data", data.url.path])
         let port = try await server.port()
-        let connection = WebSocketTransport().connect(to: .webSocket(host: "127.0.0.1", port: port))
+        let connection = WebSocketTransport.forTests().connect(to: .webSocket(host: "127.0.0.1", port: port))
         var events = connection.events.makeAsyncIterator()
         #expect(await events.next() == .opened)
         connection.send(.hello(Hello(credential: .anonymous)))

@@ -16,7 +16,7 @@ final class WireClient: Sendable {
     private let events = Locked<[SyncTransportEvent]>([])
     private let reader: Task<Void, Never>
 
-    init(_ endpoint: SyncEndpoint, transport: any SyncTransport = WebSocketTransport()) {
+    init(_ endpoint: SyncEndpoint, transport: any SyncTransport = WebSocketTransport.forTests()) {
         let connection = transport.connect(to: endpoint)
         self.connection = connection
         let events = self.events

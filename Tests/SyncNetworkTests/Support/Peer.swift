@@ -18,7 +18,7 @@ final class Peer: Sendable {
     private let reader: Task<Void, Never>
 
     /// Connects with `transport` and starts reading (call `welcome()` next).
-    init(_ endpoint: SyncEndpoint, transport: WebSocketTransport = WebSocketTransport()) {
+    init(_ endpoint: SyncEndpoint, transport: WebSocketTransport = WebSocketTransport.forTests()) {
         let connection = transport.connect(to: endpoint)
         self.connection = connection
         let events = self.events
