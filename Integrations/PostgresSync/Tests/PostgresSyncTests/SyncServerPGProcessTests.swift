@@ -19,6 +19,7 @@ struct SyncServerPGCommandLineTests {
             ["--port"],
             ["--port", "0", "--database", "postgres://u@h/d", "--max-connections", "0"],
             ["--port", "0", "--database", "postgres://u@h/d", "--idle-timeout", "5s"],
+            ["--port", "0", "--database", "postgres://u@h/d", "--hello-timeout", "0s"],
         ])
     func usage(arguments: [String]) async throws {
         let server = try ChildProcess(syncServerPG: arguments)
@@ -33,7 +34,7 @@ struct SyncServerPGCommandLineTests {
         for option in [
             "--port", "--database", "--host", "--api-keys", "--max-message-bytes", "--log-level", "--max-connections",
             "--max-sessions-per-connection", "--max-partitions", "--max-idle-partitions", "--idle-timeout",
-            "--handshake-timeout", "--allow-origin",
+            "--handshake-timeout", "--hello-timeout", "--allow-origin",
         ] {
             #expect(server.stdout.contains(option), "\(option)")
         }
