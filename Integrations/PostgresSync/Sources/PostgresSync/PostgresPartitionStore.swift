@@ -246,6 +246,31 @@ public final class PostgresPartitionStore: PartitionStore {
         throw PartitionStoreConflict(partition: partition, latestVersion: UInt64(found))
     }
 
+    /// The rows of `sync_partitions`: every partition any front end ever loaded (`summaries` or `historyID`
+    /// register it), written or not, so that the server enforces `maximumPartitionsInStore`
+    /// (`sync-server-pg --max-partitions-on-disk`). The server reads it once, before it creates its first
+    /// partition, and then counts the ones it creates itself: front ends sharing a database each count the
+    /// others' creations only from their next start.
+    public func partitionCount() async throws -> Int? {
+        try await run("count the partitions") { client in
+            let rows = try await client.query("SELECT count(*) FROM sync_partitions")
+            for try await count in rows.decode(Int64.self) { return Int(count) }
+            throw PostgresPartitionStoreError.unexpectedRow(operation: "count the partitions")
+        }
+    }
+
+    /// Whether `partition` has a row in `sync_partitions` (loaded here, or found in the database), asked
+    /// without creating one: a bind the server refuses leaves nothing behind.
+    public func holdsPartition(_ partition: String) async throws -> Bool {
+        if state.withLockedValue({ $0.ids[partition] != nil }) { return true }
+        return try await run("look for partition \(partition)") { client in
+            let rows = try await client.query(
+                "SELECT EXISTS (SELECT 1 FROM sync_partitions WHERE name = \(partition))")
+            for try await found in rows.decode(Bool.self) { return found }
+            throw PostgresPartitionStoreError.unexpectedRow(operation: "look for partition \(partition)")
+        }
+    }
+
     /// `true`: each entry's origin and duplicate mark are kept (schema version 3, see `PostgresSchema`), so
     /// the front ends integrate each origin once.
     public var storesChangesetOrigins: Bool { true }

@@ -51,6 +51,28 @@ extension PostgresTests {
             #expect(versions == [3])
         }
 
+        @Test(
+            "the store counts the database's partitions, another store's included, and tells whether it holds one without creating it"
+        )
+        func partitionsCounted() async throws {
+            let url = try await TestDatabase.create()
+            let store = try await openStore(url, name: "a")
+            let other = try await openStore(url, name: "b")
+            #expect(try await store.partitionCount() == 0)
+            try await store.append(changesets(file: 1, from: 1, at: 1, count: 1), to: "p")
+            // Loaded (its history id read) but empty: held too, as a file store's empty log is.
+            _ = try await other.historyID(of: "empty")
+            #expect(try await store.partitionCount() == 2)
+            #expect(try await store.holdsPartition("p"))
+            #expect(try await store.holdsPartition("empty"))
+            #expect(try await !store.holdsPartition("q"))
+            #expect(try await !other.holdsPartition("q"))
+            // Asking made nothing.
+            #expect(try await other.partitionCount() == 2)
+            await store.close()
+            await other.close()
+        }
+
         @Test("a database whose schema is newer than the code is refused")
         func newerSchemaRefused() async throws {
             let url = try await TestDatabase.create()

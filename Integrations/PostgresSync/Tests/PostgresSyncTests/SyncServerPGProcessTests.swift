@@ -20,6 +20,7 @@ struct SyncServerPGCommandLineTests {
             ["--port", "0", "--database", "postgres://u@h/d", "--max-connections", "0"],
             ["--port", "0", "--database", "postgres://u@h/d", "--idle-timeout", "5s"],
             ["--port", "0", "--database", "postgres://u@h/d", "--hello-timeout", "0s"],
+            ["--port", "0", "--database", "postgres://u@h/d", "--max-partitions-on-disk", "0"],
         ])
     func usage(arguments: [String]) async throws {
         let server = try ChildProcess(syncServerPG: arguments)
@@ -34,7 +35,7 @@ struct SyncServerPGCommandLineTests {
         for option in [
             "--port", "--database", "--host", "--api-keys", "--max-message-bytes", "--log-level", "--max-connections",
             "--max-sessions-per-connection", "--max-partitions", "--max-idle-partitions", "--idle-timeout",
-            "--handshake-timeout", "--hello-timeout", "--allow-origin",
+            "--handshake-timeout", "--hello-timeout", "--allow-origin", "--max-partitions-on-disk",
         ] {
             #expect(server.stdout.contains(option), "\(option)")
         }
@@ -160,6 +161,41 @@ extension PostgresTests {
             #expect(reason.contains("503"), "\(reason)")
             first.close()
             #expect(try await server.stop(SIGTERM) == 0)
+        }
+
+        @Test(
+            "--max-partitions-on-disk 1 with one partition in the database: binding a new one is permissionDenied and makes no row; the held one binds"
+        )
+        func partitionsOnDisk() async throws {
+            let url = try await TestDatabase.create()
+            let inspector = try await openStore(url, name: "inspector")
+            try await inspector.append(changesets(file: 1, from: 1, at: 1, count: 1), to: "p")
+            await inspector.close()
+            let server = try ChildProcess(port: 0, database: url.description, extra: ["--max-partitions-on-disk", "1"])
+            let client = try await WireTestClient.welcomed(
+                on: WebSocketTransport().connect(to: .webSocket(host: "127.0.0.1", port: try await server.port())))
+            client.send(.bind(Bind(sessionID: 2, partition: "q", clientFileID: 7, downloadedVersion: 0)))
+            guard case .error(let refused) = try await client.next() else {
+                Issue.record("a bind of a new partition beyond the limit was not refused")
+                _ = try await server.stop(SIGTERM)
+                return
+            }
+            #expect(refused.code == .permissionDenied, "\(refused)")
+            #expect(refused.sessionID == 2)
+            #expect(refused.retryAfterMilliseconds == nil)
+            // The partition the database holds binds as always.
+            let downloads = try await client.bind(partition: "p", clientFileID: 7)
+            #expect(downloads.flatMap(\.entries).count == 1)
+            let names = try await TestDatabase.admin(url) { connection, logger in
+                var names: [String] = []
+                for try await name in try await connection.query(
+                    "SELECT name FROM sync_partitions ORDER BY name", logger: logger
+                ).decode(String.self) { names.append(name) }
+                return names
+            }
+            #expect(names == ["p"])
+            client.connection.close()
+            #expect(try await server.stop(SIGTERM) == 0, "\(server.stderr)")
         }
 
         @Test("it prints its ws:// URL, serves, and on SIGTERM closes connections with 1001 and exits 0")

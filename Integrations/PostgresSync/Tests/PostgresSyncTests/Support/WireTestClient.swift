@@ -30,7 +30,12 @@ final class WireTestClient: Sendable {
 
     /// Connects to `server` in process, says hello (anonymous) and requires `welcome`.
     static func welcomed(to server: SyncServer) async throws -> WireTestClient {
-        let client = WireTestClient(InMemoryTransport().connect(to: server.endpoint))
+        try await welcomed(on: InMemoryTransport().connect(to: server.endpoint))
+    }
+
+    /// Reads `connection` (over any transport), says hello (anonymous) and requires `welcome`.
+    static func welcomed(on connection: any SyncClientConnection) async throws -> WireTestClient {
+        let client = WireTestClient(connection)
         let opened = try await client.nextEvent()
         guard opened == .opened else { throw Unexpected(description: "expected .opened: \(opened)") }
         client.send(.hello(Hello(credential: .anonymous)))
@@ -67,11 +72,12 @@ final class WireTestClient: Sendable {
         return download
     }
 
-    /// Binds session 1 to `partition` as `clientFileID` from version 0 and returns the downloads of the
-    /// backlog, up to the one with `remainingBytes == 0`.
+    /// Binds session `sessionID` to `partition` as `clientFileID` from version 0 and returns the downloads of
+    /// the backlog, up to the one with `remainingBytes == 0`.
     @discardableResult
-    func bind(partition: String = "p", clientFileID: UInt64) async throws -> [Download] {
-        send(.bind(Bind(sessionID: 1, partition: partition, clientFileID: clientFileID, downloadedVersion: 0)))
+    func bind(_ sessionID: UInt32 = 1, partition: String = "p", clientFileID: UInt64) async throws -> [Download] {
+        send(
+            .bind(Bind(sessionID: sessionID, partition: partition, clientFileID: clientFileID, downloadedVersion: 0)))
         var downloads: [Download] = []
         repeat { downloads.append(try await nextDownload()) } while downloads.last!.remainingBytes > 0
         return downloads
