@@ -40,11 +40,13 @@ extension CoreServerOptions {
               --max-idle-partitions N   idle partitions kept loaded, 0…1000000 (default: 128)
             """
 
-        /// `--idle-timeout`, `--handshake-timeout`.
+        /// `--idle-timeout`, `--handshake-timeout`, `--hello-timeout`.
         public static let timeouts = """
               --idle-timeout DURATION   drop a connection silent for this long, 10s…1d (default: 300s)
               --handshake-timeout DURATION
                                         time for the opening handshake, 1s…300s (default: 10s)
+              --hello-timeout DURATION  time from the handshake to the client's hello answered; past it
+                                        the connection is closed with 1008, 1s…1h (default: 10s)
             """
 
         /// `--allow-origin`.

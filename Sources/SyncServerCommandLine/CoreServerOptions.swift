@@ -40,6 +40,9 @@ public struct CoreServerOptions: Sendable, Equatable {
     public var idleTimeout: Duration = .seconds(300)
     /// `--handshake-timeout DURATION`, within `handshakeTimeoutRange`. Default: 10 s.
     public var handshakeTimeout: Duration = .seconds(10)
+    /// `--hello-timeout DURATION`: how long a client may take from the opening handshake to its `hello`
+    /// being answered (`WebSocketLimits.helloTimeout`), within `helloTimeoutRange`. Default: 10 s.
+    public var helloTimeout: Duration = .seconds(10)
     /// `--allow-origin ORIGIN` values, in order (`*`: any origin); repeatable.
     public var allowedOrigins: [String] = []
     /// `--help` or `-h` was given: print the usage and exit 0 (required options are not checked).
@@ -57,6 +60,8 @@ public struct CoreServerOptions: Sendable, Equatable {
     public static let idleTimeoutRange: ClosedRange<Duration> = .seconds(10) ... .seconds(86_400)
     /// What `--handshake-timeout` accepts.
     public static let handshakeTimeoutRange: ClosedRange<Duration> = .seconds(1) ... .seconds(300)
+    /// What `--hello-timeout` accepts.
+    public static let helloTimeoutRange: ClosedRange<Duration> = .seconds(1) ... .seconds(3_600)
 
     /// The defaults: no port yet, everything else as documented on each property.
     public init() {}
@@ -96,6 +101,7 @@ public struct CoreServerOptions: Sendable, Equatable {
         case "--idle-timeout": idleTimeout = try arguments.duration(for: argument, in: Self.idleTimeoutRange)
         case "--handshake-timeout":
             handshakeTimeout = try arguments.duration(for: argument, in: Self.handshakeTimeoutRange)
+        case "--hello-timeout": helloTimeout = try arguments.duration(for: argument, in: Self.helloTimeoutRange)
         case "--allow-origin": allowedOrigins.append(try arguments.value(for: argument))
         case "--help", "-h": showHelp = true
         default: return false
@@ -139,12 +145,12 @@ public struct CoreServerOptions: Sendable, Equatable {
             logLevel: logLevel, logger: logger, maximumOfflineTime: maximumOfflineTime)
     }
 
-    /// The WebSocket limits these options set — message size, handshake and idle timeouts, origin policy
-    /// (`nil` when no `--allow-origin`: the listener's default) — for `SyncServer.listening`; the others
-    /// are `WebSocketLimits`' defaults.
+    /// The WebSocket limits these options set — message size, handshake, idle and hello timeouts, origin
+    /// policy (`nil` when no `--allow-origin`: the listener's default) — for `SyncServer.listening`; the
+    /// others are `WebSocketLimits`' defaults.
     public var webSocketLimits: WebSocketLimits {
         WebSocketLimits(
             maximumMessageBytes: maximumMessageBytes, handshakeTimeout: handshakeTimeout, idleTimeout: idleTimeout,
-            originPolicy: originPolicy)
+            helloTimeout: helloTimeout, originPolicy: originPolicy)
     }
 }

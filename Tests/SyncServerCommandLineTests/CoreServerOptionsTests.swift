@@ -38,8 +38,8 @@ import Testing
             "--port", "8080", "--host", "0.0.0.0", "--api-keys", "keys", "--max-message-bytes", "2048",
             "--log-level", "info", "--max-offline", "30d", "--max-connections", "7",
             "--max-sessions-per-connection", "3", "--max-partitions", "9", "--max-idle-partitions", "0",
-            "--idle-timeout", "2m", "--handshake-timeout", "5s", "--allow-origin", "https://a.example",
-            "--allow-origin", "https://b.example",
+            "--idle-timeout", "2m", "--handshake-timeout", "5s", "--hello-timeout", "30s", "--allow-origin",
+            "https://a.example", "--allow-origin", "https://b.example",
         ])
         #expect(offered.isEmpty)
         var expected = CoreServerOptions()
@@ -55,6 +55,7 @@ import Testing
         expected.maximumIdlePartitions = 0
         expected.idleTimeout = .seconds(120)
         expected.handshakeTimeout = .seconds(5)
+        expected.helloTimeout = .seconds(30)
         expected.allowedOrigins = ["https://a.example", "https://b.example"]
         #expect(options == expected)
         #expect(options.originPolicy == .allowList(["https://a.example", "https://b.example"]))
@@ -65,7 +66,8 @@ import Testing
         let (options, _) = try parse([
             "--port", "0", "--max-message-bytes", "4096", "--max-connections", "7", "--max-sessions-per-connection",
             "3", "--max-partitions", "9", "--max-idle-partitions", "2", "--max-offline", "1h", "--log-level",
-            "debug", "--idle-timeout", "20s", "--handshake-timeout", "4s", "--allow-origin", "*",
+            "debug", "--idle-timeout", "20s", "--handshake-timeout", "4s", "--hello-timeout", "3s", "--allow-origin",
+            "*",
         ])
         let configuration = options.configuration(store: InMemoryPartitionStore(), authentication: .anonymousAllowed)
         #expect(configuration.maximumMessageBytes == 4096)
@@ -79,7 +81,17 @@ import Testing
         #expect(limits.maximumMessageBytes == 4096)
         #expect(limits.idleTimeout == .seconds(20))
         #expect(limits.handshakeTimeout == .seconds(4))
+        #expect(limits.helloTimeout == .seconds(3))
         #expect(limits.originPolicy == .anyOrigin)
+    }
+
+    @Test("without --hello-timeout the hello deadline is production's 10 s, in the WebSocket limits too")
+    func defaultHelloTimeout() throws {
+        let (options, _) = try parse(["--port", "0"])
+        #expect(options.helloTimeout == .seconds(10))
+        #expect(options.webSocketLimits.helloTimeout == .seconds(10))
+        let (longest, _) = try parse(["--port", "0", "--hello-timeout", "1h"])
+        #expect(longest.webSocketLimits.helloTimeout == .seconds(3_600))
     }
 
     @Test("without --allow-origin: no policy of its own; in full, none when anonymous, any with keys")
@@ -103,6 +115,14 @@ import Testing
             (
                 ["--handshake-timeout", "10"],
                 "--handshake-timeout must be a duration in 1s…300s (a whole number with s, m, h or d), not 10"
+            ),
+            (
+                ["--hello-timeout", "0s"],
+                "--hello-timeout must be a duration in 1s…3600s (a whole number with s, m, h or d), not 0s"
+            ),
+            (
+                ["--hello-timeout", "2h"],
+                "--hello-timeout must be a duration in 1s…3600s (a whole number with s, m, h or d), not 2h"
             ),
             (["--port", "70000"], "--port must be 0…65535, not 70000"),
             (["--max-message-bytes", "1023"], "--max-message-bytes must be 1024…16777216, not 1023"),

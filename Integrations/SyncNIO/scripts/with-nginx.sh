@@ -6,7 +6,7 @@
 #
 # - Installs nginx, openssl and curl with apt-get when missing (Debian's `nginx-light`, `openssl`, `curl`).
 # - Makes a test CA and a certificate for localhost (scripts/make-test-certificates.sh).
-# - Starts `sync-server --port 0` ($SYNC_SERVER, default: the root package's .build/debug/sync-server,
+# - Starts `sync-server --hello-timeout 300s --port 0` ($SYNC_SERVER, default: the root package's .build/debug/sync-server,
 #   built with `swift build --product sync-server` when missing) and nginx as this user (no master
 #   process, everything under a temporary prefix), listening with TLS on a free port of 127.0.0.1 and
 #   proxying `/sync` (WebSocket upgrade headers passed on) and `/healthz` to sync-server.
@@ -72,7 +72,8 @@ wait_for() {
 
 "$here/scripts/make-test-certificates.sh" "$work/certs" >/dev/null
 
-"$SERVER" --port 0 --data "$work/data" >"$work/server.out" 2>"$work/server.err" &
+# A generous hello deadline: a client of a loaded test run may take longer than the default 10 s to say hello.
+"$SERVER" --hello-timeout 300s --port 0 --data "$work/data" >"$work/server.out" 2>"$work/server.err" &
 server_pid=$!
 wait_for "sync-server's URL line" 600 grep -q "listening on ws://" "$work/server.out" \
     || { cat "$work/server.err" >&2; exit 1; }

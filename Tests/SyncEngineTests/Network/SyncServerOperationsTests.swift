@@ -23,6 +23,7 @@ import Testing
             ("--idle-timeout", "9s", "10s…86400s"), ("--idle-timeout", "2d", "10s…86400s"),
             ("--idle-timeout", "300", "10s…86400s"),
             ("--handshake-timeout", "0s", "1s…300s"), ("--handshake-timeout", "6m", "1s…300s"),
+            ("--hello-timeout", "0s", "1s…3600s"), ("--hello-timeout", "2h", "1s…3600s"),
             ("--drain-timeout", "2h", "1s…3600s"), ("--drain-timeout", "soon", "1s…3600s"),
         ])
     func limitOutOfRange(flag: String, value: String, range: String) async throws {
@@ -57,7 +58,7 @@ import Testing
             [
                 "--max-connections", "1000000", "--max-sessions-per-connection", "100000", "--max-partitions",
                 "10000000", "--max-idle-partitions", "1000000", "--max-partitions-on-disk", "100000000",
-                "--idle-timeout", "1d", "--handshake-timeout", "5m",
+                "--idle-timeout", "1d", "--handshake-timeout", "5m", "--hello-timeout", "1h",
                 "--drain-timeout", "1h",
             ],
         ] {
@@ -146,6 +147,52 @@ import Testing
         #expect(try await short.stop(SIGTERM) == 0)
         #expect(try await long.stop(SIGTERM) == 0)
         _ = try await longSilent.waitForExit()
+    }
+
+    @Test(
+        "--hello-timeout: a client that never says hello is closed with 1008 by a server with a short one, while a welcomed client and a silent client of a server with 1h stay open"
+    )
+    func helloTimeout() async throws {
+        let (dataShort, dataLong) = (TemporaryDirectory(), TemporaryDirectory())
+        defer {
+            dataShort.remove()
+            dataLong.remove()
+        }
+        // Short, but long enough for the welcomed client's own hello on a loaded (or sanitized) machine.
+        let seconds = Int(2 * BuildFlavor.deadlineScale)
+        let short = try ChildProcess(syncServer: [
+            "--port", "0", "--data", dataShort.url.path, "--hello-timeout", "\(seconds)s",
+        ])
+        let long = try ChildProcess(syncServer: ["--port", "0", "--data", dataLong.url.path, "--hello-timeout", "1h"])
+        let (shortPort, longPort) = (try await short.port(), try await long.port())
+        let welcomed = WireClient(.webSocket(host: "127.0.0.1", port: shortPort))
+        try await welcomed.welcome()
+        // Upgraded, then silent: the long server's client first, so that its deadline, were it the short
+        // one (or the default 10 s), would pass first. The order of events is the claim, not a duration.
+        let longSilent = WireClient(.webSocket(host: "127.0.0.1", port: longPort))
+        #expect(try await longSilent.next() == .opened)
+        let shortSilent = WireClient(.webSocket(host: "127.0.0.1", port: shortPort))
+        #expect(try await shortSilent.next() == .opened)
+        let end = try await shortSilent.next(limit: .seconds(60))
+        guard case .closed(.connectionLost(let reason)?) = end else {
+            Issue.record("the short server did not close its silent client: \(end)")
+            return
+        }
+        #expect(reason.contains("1008"), "\(reason)")
+        #expect(reason.contains("no hello within"), "\(reason)")
+        // The long server's silent client is still open and may still say hello.
+        longSilent.send(.hello(Hello(credential: .anonymous)))
+        guard case .welcome = try await longSilent.nextMessage() else {
+            Issue.record("the long server's silent client was not welcomed")
+            return
+        }
+        // The welcomed client connected before the silent one, past the same deadline: still served.
+        welcomed.send(.ping(id: 3))
+        #expect(try await welcomed.nextMessage() == .pong(id: 3))
+        welcomed.connection.close()
+        longSilent.connection.close()
+        #expect(try await short.stop(SIGTERM) == 0, "\(short.stderr)")
+        #expect(try await long.stop(SIGTERM) == 0, "\(long.stderr)")
     }
 
     @Test(

@@ -37,7 +37,9 @@ import Testing
     func help() async throws {
         let server = try ChildProcess(syncServer: ["--help"])
         #expect(try await server.waitForExit() == 0)
-        for option in ["--port", "--data", "--host", "--api-keys", "--max-message-bytes", "--log-level"] {
+        for option in [
+            "--port", "--data", "--host", "--api-keys", "--max-message-bytes", "--log-level", "--hello-timeout",
+        ] {
             #expect(server.stdout.contains(option), "\(option)")
         }
     }
@@ -268,10 +270,8 @@ import Testing
     func limitedServer(_ limit: String, data: TemporaryDirectory) throws -> ChildProcess {
         try ChildProcess(
             URL(fileURLWithPath: "/bin/sh"),
-            [
-                "-c", "ulimit \(limit) && exec \"$0\" \"$@\"", ChildProcess.syncServer.path, "--port", "0", "--data",
-                data.url.path,
-            ])
+            ["-c", "ulimit \(limit) && exec \"$0\" \"$@\"", ChildProcess.syncServer.path]
+                + ChildProcess.generousHelloTimeout + ["--port", "0", "--data", data.url.path])
     }
 
     #if os(Linux)

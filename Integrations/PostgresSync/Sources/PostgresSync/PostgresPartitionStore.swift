@@ -31,6 +31,9 @@ import SyncServer
 ///   `listenProbeInterval`, answered within `operationTimeout`) and replaced the same way.
 /// - **History:** every partition's row has a random history id (`historyID(of:)`), so a log lost or
 ///   replaced in the database gets clients of the old one reset (`historyLost`).
+/// - **Origins:** every entry keeps its origin and duplicate mark (`StoredChangeset.origin`,
+///   `.duplicateOf`; `storesChangesetOrigins`), so the front ends integrate each origin once: a changeset
+///   recovered again by a second client reset is a duplicate entry, delivered to other clients empty.
 /// - **Failures:** every operation gives up after `operationTimeout` with
 ///   `PostgresPartitionStoreError.timedOut`; database errors become `.database` with their SQLSTATE. The
 ///   server reports both to clients as `internalError` with a retry hint; the connection pool reconnects
@@ -150,18 +153,22 @@ public final class PostgresPartitionStore: PartitionStore {
         return try await run("read the log of \(partition)") { client in
             let rows = try await client.query(
                 """
-                SELECT server_version, client_file_id, client_version, octet_length(data), owner
+                SELECT server_version, client_file_id, client_version, octet_length(data), owner,
+                    origin_client_file_id, origin_client_version, duplicate_of
                 FROM sync_changesets WHERE partition_id = \(id) AND server_version > \(after)
                 ORDER BY server_version
                 """)
             var summaries: [StoredChangesetSummary] = []
-            for try await (serverVersion, clientFileID, clientVersion, length, owner) in rows.decode(
-                (Int64, Int64, Int64, Int32, String).self)
+            for try await (
+                serverVersion, clientFileID, clientVersion, length, owner, originFile, originVersion, duplicateOf
+            )
+                in rows.decode((Int64, Int64, Int64, Int32, String, Int64?, Int64?, Int64?).self)
             {
                 summaries.append(
                     StoredChangesetSummary(
                         serverVersion: UInt64(serverVersion), clientFileID: UInt64(bitPattern: clientFileID),
-                        clientVersion: UInt64(clientVersion), byteCount: Int(length), owner: owner))
+                        clientVersion: UInt64(clientVersion), byteCount: Int(length), owner: owner,
+                        origin: Self.origin(originFile, originVersion), duplicateOf: duplicateOf.map(UInt64.init)))
             }
             return summaries
         }
@@ -174,18 +181,22 @@ public final class PostgresPartitionStore: PartitionStore {
             client in
             let rows = try await client.query(
                 """
-                SELECT server_version, client_file_id, client_version, owner, data
+                SELECT server_version, client_file_id, client_version, owner, data,
+                    origin_client_file_id, origin_client_version, duplicate_of
                 FROM sync_changesets WHERE partition_id = \(id) AND server_version BETWEEN \(lower) AND \(upper)
                 ORDER BY server_version
                 """)
             var changesets: [StoredChangeset] = []
-            for try await (serverVersion, clientFileID, clientVersion, owner, data) in rows.decode(
-                (Int64, Int64, Int64, String, ByteBuffer).self)
+            for try await (
+                serverVersion, clientFileID, clientVersion, owner, data, originFile, originVersion, duplicateOf
+            )
+                in rows.decode((Int64, Int64, Int64, String, ByteBuffer, Int64?, Int64?, Int64?).self)
             {
                 changesets.append(
                     StoredChangeset(
                         serverVersion: UInt64(serverVersion), clientFileID: UInt64(bitPattern: clientFileID),
-                        clientVersion: UInt64(clientVersion), data: Array(data.readableBytesView), owner: owner))
+                        clientVersion: UInt64(clientVersion), data: Array(data.readableBytesView), owner: owner,
+                        origin: Self.origin(originFile, originVersion), duplicateOf: duplicateOf.map(UInt64.init)))
             }
             return changesets
         }
@@ -205,11 +216,20 @@ public final class PostgresPartitionStore: PartitionStore {
         let clientVersions = changesets.map { Int64(clamping: $0.clientVersion) }
         let owners = changesets.map(\.owner)
         let data = changesets.map { ByteBuffer(bytes: $0.data) }
+        // Origins as three arrays (PostgresNIO encodes no arrays of optionals): whether there is one, and
+        // its file (bit pattern) and version, 0 when none; a duplicate mark's version, 0 when none.
+        let hasOrigin = changesets.map { $0.origin != nil }
+        let originFiles = changesets.map { Int64(bitPattern: $0.origin?.clientFileID ?? 0) }
+        let originVersions = changesets.map { Int64(clamping: $0.origin?.clientVersion ?? 0) }
+        let duplicateOf = changesets.map { Int64(clamping: $0.duplicateOf ?? 0) }
         let found: Int64
         do {
             found = try await run("append to \(partition)") { client in
                 let rows = try await client.query(
-                    "SELECT sync_append(\(id), \(firstVersion), \(files), \(clientVersions), \(owners), \(data))")
+                    """
+                    SELECT sync_append(\(id), \(firstVersion), \(files), \(clientVersions), \(owners), \(data),
+                        \(hasOrigin), \(originFiles), \(originVersions), \(duplicateOf))
+                    """)
                 for try await latest in rows.decode(Int64.self) { return latest }
                 throw PostgresPartitionStoreError.unexpectedRow(operation: "append to \(partition)")
             }
@@ -224,6 +244,41 @@ public final class PostgresPartitionStore: PartitionStore {
                 partition: partition, latestVersion: UInt64(max(found, 0)), expected: UInt64(firstVersion - 1))
         }
         throw PartitionStoreConflict(partition: partition, latestVersion: UInt64(found))
+    }
+
+    /// The rows of `sync_partitions`: every partition any front end ever loaded (`summaries` or `historyID`
+    /// register it), written or not, so that the server enforces `maximumPartitionsInStore`
+    /// (`sync-server-pg --max-partitions-on-disk`). The server reads it once, before it creates its first
+    /// partition, and then counts the ones it creates itself: front ends sharing a database each count the
+    /// others' creations only from their next start.
+    public func partitionCount() async throws -> Int? {
+        try await run("count the partitions") { client in
+            let rows = try await client.query("SELECT count(*) FROM sync_partitions")
+            for try await count in rows.decode(Int64.self) { return Int(count) }
+            throw PostgresPartitionStoreError.unexpectedRow(operation: "count the partitions")
+        }
+    }
+
+    /// Whether `partition` has a row in `sync_partitions` (loaded here, or found in the database), asked
+    /// without creating one: a bind the server refuses leaves nothing behind.
+    public func holdsPartition(_ partition: String) async throws -> Bool {
+        if state.withLockedValue({ $0.ids[partition] != nil }) { return true }
+        return try await run("look for partition \(partition)") { client in
+            let rows = try await client.query(
+                "SELECT EXISTS (SELECT 1 FROM sync_partitions WHERE name = \(partition))")
+            for try await found in rows.decode(Bool.self) { return found }
+            throw PostgresPartitionStoreError.unexpectedRow(operation: "look for partition \(partition)")
+        }
+    }
+
+    /// `true`: each entry's origin and duplicate mark are kept (schema version 3, see `PostgresSchema`), so
+    /// the front ends integrate each origin once.
+    public var storesChangesetOrigins: Bool { true }
+
+    /// The origin of a row: its two origin columns, both set or both `NULL` (none).
+    private static func origin(_ clientFileID: Int64?, _ clientVersion: Int64?) -> ChangesetOrigin? {
+        guard let clientFileID, let clientVersion else { return nil }
+        return ChangesetOrigin(clientFileID: UInt64(bitPattern: clientFileID), clientVersion: UInt64(clientVersion))
     }
 
     /// The partition's `history_id` (see `PostgresSchema`), set to a new random id the first time. Read

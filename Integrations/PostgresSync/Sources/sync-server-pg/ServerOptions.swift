@@ -3,12 +3,18 @@ import SyncServer
 import SyncServerCommandLine
 
 /// The command line of `sync-server-pg`, parsed and checked: the options every server takes
-/// (`CoreServerOptions`, but `--max-offline`), with `--database URL` instead of `sync-server`'s `--data DIR`.
+/// (`CoreServerOptions`, but `--max-offline`), with `--database URL` instead of `sync-server`'s `--data DIR`,
+/// and `sync-server`'s `--max-partitions-on-disk`.
 struct ServerOptions: ServerCommandLine {
     static let programName = "sync-server-pg"
     /// `--port`, `--host`, `--api-keys`, the limits and timeouts, `--allow-origin`, `--help`.
     var core = CoreServerOptions()
     var database: DatabaseURL?
+    /// `--max-partitions-on-disk N`: partitions the database may hold, as `sync-server`'s.
+    var maximumPartitionsOnDisk = 1_000_000
+
+    /// What `--max-partitions-on-disk` accepts (`sync-server`'s range).
+    static let partitionsOnDiskRange = 1...100_000_000
 
     static let usage = """
         usage: sync-server-pg --port PORT --database postgres://USER@HOST[:PORT]/DATABASE [options]
@@ -22,6 +28,10 @@ struct ServerOptions: ServerCommandLine {
                                     require]; the schema is created or migrated at start (required)
         \(CoreServerOptions.Usage.common)
         \(CoreServerOptions.Usage.limits)
+          --max-partitions-on-disk N
+                                    partitions kept in the database; binding a new one beyond it is
+                                    refused (permissionDenied), 1…100000000 (default: 1000000); each
+                                    front end counts the database's once, then the ones it creates
         \(CoreServerOptions.Usage.timeouts)
         \(CoreServerOptions.Usage.allowOrigin)
         \(CoreServerOptions.Usage.help)
@@ -32,9 +42,14 @@ struct ServerOptions: ServerCommandLine {
         """
 
     mutating func consume(_ argument: String, from arguments: inout ArgumentCursor) throws(UsageError) -> Bool {
-        guard argument == "--database" else { return false }
-        let text = try arguments.value(for: argument)
-        do { database = try DatabaseURL(text) } catch { throw UsageError("--database: \(error)") }
+        switch argument {
+        case "--database":
+            let text = try arguments.value(for: argument)
+            do { database = try DatabaseURL(text) } catch { throw UsageError("--database: \(error)") }
+        case "--max-partitions-on-disk":
+            maximumPartitionsOnDisk = try arguments.integer(for: argument, in: Self.partitionsOnDiskRange)
+        default: return false
+        }
         return true
     }
 

@@ -23,7 +23,8 @@ do {
     ServerOptions.fail("cannot open \(database): \(error)", status: 1)
 }
 
-let configuration = options.core.configuration(store: store, authentication: authentication)
+var configuration = options.core.configuration(store: store, authentication: authentication)
+configuration.maximumPartitionsInStore = options.maximumPartitionsOnDisk
 let server: SyncServer
 do {
     server = try await SyncServer.listening(

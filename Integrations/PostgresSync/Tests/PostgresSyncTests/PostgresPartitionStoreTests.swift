@@ -32,7 +32,7 @@ func changesets(file: UInt64, from: UInt64, at: UInt64, count: Int) -> [StoredCh
 extension PostgresTests {
     @Suite("PostgresPartitionStore")
     struct StoreTests {
-        @Test("opening creates the schema at version 2; opening again keeps it and the data")
+        @Test("opening creates the schema at version 3; opening again keeps it and the data")
         func schemaCreatedAndKept() async throws {
             let url = try await TestDatabase.create()
             let first = try await openStore(url)
@@ -48,7 +48,29 @@ extension PostgresTests {
                 ).decode(Int32.self) { versions.append(version) }
                 return versions
             }
-            #expect(versions == [2])
+            #expect(versions == [3])
+        }
+
+        @Test(
+            "the store counts the database's partitions, another store's included, and tells whether it holds one without creating it"
+        )
+        func partitionsCounted() async throws {
+            let url = try await TestDatabase.create()
+            let store = try await openStore(url, name: "a")
+            let other = try await openStore(url, name: "b")
+            #expect(try await store.partitionCount() == 0)
+            try await store.append(changesets(file: 1, from: 1, at: 1, count: 1), to: "p")
+            // Loaded (its history id read) but empty: held too, as a file store's empty log is.
+            _ = try await other.historyID(of: "empty")
+            #expect(try await store.partitionCount() == 2)
+            #expect(try await store.holdsPartition("p"))
+            #expect(try await store.holdsPartition("empty"))
+            #expect(try await !store.holdsPartition("q"))
+            #expect(try await !other.holdsPartition("q"))
+            // Asking made nothing.
+            #expect(try await other.partitionCount() == 2)
+            await store.close()
+            await other.close()
         }
 
         @Test("a database whose schema is newer than the code is refused")
@@ -56,15 +78,15 @@ extension PostgresTests {
             let url = try await TestDatabase.create()
             try await openStore(url).close()
             try await TestDatabase.admin(url) { connection, logger in
-                try await connection.query("UPDATE sync_schema_version SET version = 3", logger: logger)
+                try await connection.query("UPDATE sync_schema_version SET version = 4", logger: logger)
             }
             do {
                 let store = try await openStore(url)
                 await store.close()
-                Issue.record("a schema of version 3 was accepted")
+                Issue.record("a schema of version 4 was accepted")
             } catch PostgresPartitionStoreError.schemaTooNew(let found, let supported) {
-                #expect(found == 3)
-                #expect(supported == 2)
+                #expect(found == 4)
+                #expect(supported == 3)
             }
         }
 

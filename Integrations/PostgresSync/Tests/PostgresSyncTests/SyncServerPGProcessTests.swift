@@ -19,6 +19,8 @@ struct SyncServerPGCommandLineTests {
             ["--port"],
             ["--port", "0", "--database", "postgres://u@h/d", "--max-connections", "0"],
             ["--port", "0", "--database", "postgres://u@h/d", "--idle-timeout", "5s"],
+            ["--port", "0", "--database", "postgres://u@h/d", "--hello-timeout", "0s"],
+            ["--port", "0", "--database", "postgres://u@h/d", "--max-partitions-on-disk", "0"],
         ])
     func usage(arguments: [String]) async throws {
         let server = try ChildProcess(syncServerPG: arguments)
@@ -33,7 +35,7 @@ struct SyncServerPGCommandLineTests {
         for option in [
             "--port", "--database", "--host", "--api-keys", "--max-message-bytes", "--log-level", "--max-connections",
             "--max-sessions-per-connection", "--max-partitions", "--max-idle-partitions", "--idle-timeout",
-            "--handshake-timeout", "--allow-origin",
+            "--handshake-timeout", "--hello-timeout", "--allow-origin", "--max-partitions-on-disk",
         ] {
             #expect(server.stdout.contains(option), "\(option)")
         }
@@ -159,6 +161,41 @@ extension PostgresTests {
             #expect(reason.contains("503"), "\(reason)")
             first.close()
             #expect(try await server.stop(SIGTERM) == 0)
+        }
+
+        @Test(
+            "--max-partitions-on-disk 1 with one partition in the database: binding a new one is permissionDenied and makes no row; the held one binds"
+        )
+        func partitionsOnDisk() async throws {
+            let url = try await TestDatabase.create()
+            let inspector = try await openStore(url, name: "inspector")
+            try await inspector.append(changesets(file: 1, from: 1, at: 1, count: 1), to: "p")
+            await inspector.close()
+            let server = try ChildProcess(port: 0, database: url.description, extra: ["--max-partitions-on-disk", "1"])
+            let client = try await WireTestClient.welcomed(
+                on: WebSocketTransport().connect(to: .webSocket(host: "127.0.0.1", port: try await server.port())))
+            client.send(.bind(Bind(sessionID: 2, partition: "q", clientFileID: 7, downloadedVersion: 0)))
+            guard case .error(let refused) = try await client.next() else {
+                Issue.record("a bind of a new partition beyond the limit was not refused")
+                _ = try await server.stop(SIGTERM)
+                return
+            }
+            #expect(refused.code == .permissionDenied, "\(refused)")
+            #expect(refused.sessionID == 2)
+            #expect(refused.retryAfterMilliseconds == nil)
+            // The partition the database holds binds as always.
+            let downloads = try await client.bind(partition: "p", clientFileID: 7)
+            #expect(downloads.flatMap(\.entries).count == 1)
+            let names = try await TestDatabase.admin(url) { connection, logger in
+                var names: [String] = []
+                for try await name in try await connection.query(
+                    "SELECT name FROM sync_partitions ORDER BY name", logger: logger
+                ).decode(String.self) { names.append(name) }
+                return names
+            }
+            #expect(names == ["p"])
+            client.connection.close()
+            #expect(try await server.stop(SIGTERM) == 0, "\(server.stderr)")
         }
 
         @Test("it prints its ws:// URL, serves, and on SIGTERM closes connections with 1001 and exits 0")
@@ -312,8 +349,11 @@ extension PostgresTests {
         @Test("a front end whose listening connection is terminated three times sends its clients every changeset")
         func listenerTerminated() async throws {
             let url = try await TestDatabase.create()
+            // Names of this test's own: a front end of an earlier test named fe2 may still have a listening
+            // backend on its way out, which the counts below would take for this one's.
+            let name = "fe2-" + String(UInt32.random(in: 0...UInt32.max), radix: 36)
             let writerFront = try ChildProcess(port: 0, database: database(url, name: "fe1"))
-            let readerFront = try ChildProcess(port: 0, database: database(url, name: "fe2"))
+            let readerFront = try ChildProcess(port: 0, database: database(url, name: name))
             let writer = try await Client(tag: "w", port: try await writerFront.port())
             let reader = try await Client(tag: "r", port: try await readerFront.port())
             let total = 240
@@ -325,10 +365,10 @@ extension PostgresTests {
             }
             for round in 1...3 {
                 try await eventually("fe2 listens (round \(round))") {
-                    try await TestDatabase.backends(applicationName: "fe2/listen") == 1
+                    try await TestDatabase.backends(applicationName: "\(name)/listen") == 1
                 }
                 let before = reader.received.values.count
-                #expect(try await TestDatabase.terminate(applicationName: "fe2/listen") == 1)
+                #expect(try await TestDatabase.terminate(applicationName: "\(name)/listen") == 1)
                 try await eventually("the reader got more after round \(round)") {
                     reader.received.values.count > before
                 }

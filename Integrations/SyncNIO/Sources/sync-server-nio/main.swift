@@ -37,6 +37,7 @@ do {
         maximumMessageBytes: options.core.maximumMessageBytes,
         handshakeTimeout: .seconds(options.core.handshakeTimeout.components.seconds),
         idleTimeout: .seconds(options.core.idleTimeout.components.seconds),
+        helloTimeout: .seconds(options.core.helloTimeout.components.seconds),
         maximumUnauthenticatedMessageBytes: configuration.maximumCredentialBytes + 1024)
 } catch {
     await store.close()

@@ -67,6 +67,56 @@ struct ServerProcessTests {
         data.remove()
     }
 
+    @Test func helloTimeoutClosesASilentClientOfAServerWithAShortOneBeforeOneOfAServerWithAnHour() async throws {
+        let (dataShort, dataLong) = (TemporaryDirectory(), TemporaryDirectory())
+        defer {
+            dataShort.remove()
+            dataLong.remove()
+        }
+        let short = try ChildProcess(syncServerNIO: [
+            "--port", "0", "--data", dataShort.url.path, "--hello-timeout", "1s",
+        ])
+        let long = try ChildProcess(syncServerNIO: [
+            "--port", "0", "--data", dataLong.url.path, "--hello-timeout", "1h",
+        ])
+        let (shortPort, longPort) = (try await short.port(), try await long.port())
+        // Upgraded, then silent: the long server's client first, so that its deadline, were it the short one
+        // (or the default 10 s), would pass first. The order of events is the claim, not a duration.
+        let longSilent = try await Self.upgradedRawClient(port: longPort)
+        let shortSilent = try await Self.upgradedRawClient(port: shortPort)
+        do {
+            try await eventually("the short server to close its silent client with 1008") {
+                shortSilent.closeCode == 1008
+            }
+            #expect(longSilent.closeCode == nil)
+            #expect(!longSilent.isClosed)
+        } catch {
+            let codes = (String(describing: shortSilent.closeCode), String(describing: longSilent.closeCode))
+            Issue.record("\(error); close codes: short \(codes.0), long \(codes.1)")
+        }
+        await shortSilent.close()
+        await longSilent.close()
+        #expect(try await short.stop(SIGTERM) == 0)
+        #expect(try await long.stop(SIGTERM) == 0)
+    }
+
+    /// A raw client connected to `port` whose upgrade was answered `101`.
+    static func upgradedRawClient(port: Int) async throws -> RawClient {
+        let client = try await RawClient.connect(port: port)
+        await client.sendUpgrade()
+        try await eventually("the upgrade") { client.receivedText.contains("\r\n\r\n") }
+        #expect(client.receivedText.hasPrefix("HTTP/1.1 101"))
+        return client
+    }
+
+    @Test func helpListsTheSharedTimeouts() async throws {
+        let server = try ChildProcess(syncServerNIO: ["--help"])
+        #expect(try await server.waitForExit() == 0)
+        for option in ["--handshake-timeout", "--idle-timeout", "--hello-timeout"] {
+            #expect(server.stdout.contains(option), "\(option)")
+        }
+    }
+
     @Test func aCertificateWithoutAKeyIsAUsageError() async throws {
         let server = try ChildProcess(syncServerNIO: ["--port", "0", "--data", "/tmp/unused", "--tls-cert", "cert.pem"])
         #expect(try await server.waitForExit() == 64)

@@ -2,12 +2,13 @@ import Foundation
 import TestSupport
 
 extension ChildProcess {
-    /// Starts the built `sync-server-pg` (the test target depends on it) with `arguments`; with
+    /// Starts the built `sync-server-pg` (the test target depends on it) with `generousHelloTimeout` (so a
+    /// loaded sanitizer run cannot hit production's 10 s `hello` deadline) and then `arguments`; with
     /// `signalOnURL`, that signal is sent the moment it prints its URL. Its waits default to these tests'
     /// 60 s, scaled for the build.
     convenience init(syncServerPG arguments: [String], signalOnURL: Int32? = nil) throws {
         try self.init(
-            server: Self.built("sync-server-pg"), arguments, signalOnURL: signalOnURL,
+            server: Self.built("sync-server-pg"), Self.generousHelloTimeout + arguments, signalOnURL: signalOnURL,
             defaultDeadline: Duration.seconds(60).scaledForBuild)
     }
 

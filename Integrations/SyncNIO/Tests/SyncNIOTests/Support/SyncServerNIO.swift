@@ -2,11 +2,13 @@ import Foundation
 import TestSupport
 
 extension ChildProcess {
-    /// Starts the built `sync-server-nio` (the test target depends on it) with `arguments`. Its waits
+    /// Starts the built `sync-server-nio` (the test target depends on it) with `generousHelloTimeout` (so a
+    /// loaded sanitizer run cannot hit production's 10 s `hello` deadline) and then `arguments`. Its waits
     /// default to these tests' 60 s, scaled for the build.
     convenience init(syncServerNIO arguments: [String]) throws {
         try self.init(
-            server: Self.built("sync-server-nio"), arguments, defaultDeadline: Duration.seconds(60).scaledForBuild)
+            server: Self.built("sync-server-nio"), Self.generousHelloTimeout + arguments,
+            defaultDeadline: Duration.seconds(60).scaledForBuild)
     }
 }
 
