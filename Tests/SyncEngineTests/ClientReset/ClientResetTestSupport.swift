@@ -34,6 +34,15 @@ func writeThroughNewApp(_ values: [UInt8], to server: SyncServer) async throws {
     try await app.close()
 }
 
+/// Copies a file store's files in `data` as they are now (not its lock) to `backup`: a backup of the
+/// server that a test restores it from later.
+func copyServerFiles(of data: TemporaryDirectory, to backup: TemporaryDirectory) throws {
+    for name in try FileManager.default.contentsOfDirectory(atPath: data.url.path) where name != "LOCK" {
+        try FileManager.default.copyItem(
+            at: data.url.appendingPathComponent(name), to: backup.url.appendingPathComponent(name))
+    }
+}
+
 /// Waits until `server` counts `connections` open connections: it has handled the end of the others (so
 /// their client files were last seen before the test moves the server's clock on).
 func serverNoticed(_ server: SyncServer, connections: Int) async throws {

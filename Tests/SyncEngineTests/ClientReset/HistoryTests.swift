@@ -96,14 +96,9 @@ struct HistoryTests {
         "a server restored from an older copy of its log, grown past the client again: historyLost reset (not badClientVersion), lost changesets uploaded again"
     )
     func restoredFromAnOlderCopy() async throws {
-        let directory = TemporaryDirectory()
-        let data = TemporaryDirectory()
-        let backup = TemporaryDirectory()
-        defer {
-            directory.remove()
-            data.remove()
-            backup.remove()
-        }
+        let directories = RestoreDirectories()
+        defer { directories.remove() }
+        let (directory, data, backup) = (directories.client, directories.data, directories.backup)
         let original = try await SyncServer.embedded(
             configuration: .init(store: try FilePartitionStore(directory: data.url.path)))
         do {
@@ -112,10 +107,7 @@ struct HistoryTests {
             try await session.write(payload(1))
             try await session.wait(for: .upload)
             // The backup: the server's files as they are now (the log holds version 1).
-            for name in try FileManager.default.contentsOfDirectory(atPath: data.url.path) where name != "LOCK" {
-                try FileManager.default.copyItem(
-                    at: data.url.appendingPathComponent(name), to: backup.url.appendingPathComponent(name))
-            }
+            try directories.backUpServerFiles()
             for value: UInt8 in [2, 3] { try await session.write(payload(value)) }
             try await session.wait(for: .upload)
             try await session.wait(for: .download)  // holds versions 1…3
@@ -156,21 +148,13 @@ struct HistoryTests {
         // keeps its history id, and the reader has no acknowledgement of its own that the log lacks: only the
         // digest of what it holds at version 3 (`Bind.checkpoint`, protocol version 6) tells the server
         // that its version 3 is another changeset. Before that, versions 2 and 3 stayed the old ones.
-        let reader = TemporaryDirectory()
-        let data = TemporaryDirectory()
-        let backup = TemporaryDirectory()
-        defer {
-            reader.remove()
-            data.remove()
-            backup.remove()
-        }
+        let directories = RestoreDirectories()
+        defer { directories.remove() }
+        let (reader, data, backup) = (directories.client, directories.data, directories.backup)
         let original = try await SyncServer.embedded(
             configuration: .init(store: try FilePartitionStore(directory: data.url.path)))
         try await writeThroughNewApp([1], to: original)
-        for name in try FileManager.default.contentsOfDirectory(atPath: data.url.path) where name != "LOCK" {
-            try FileManager.default.copyItem(
-                at: data.url.appendingPathComponent(name), to: backup.url.appendingPathComponent(name))
-        }
+        try directories.backUpServerFiles()
         try await writeThroughNewApp([2, 3], to: original)
         do {
             let app = makeApp(server: original.endpoint, directory: reader.url)
@@ -200,14 +184,9 @@ struct HistoryTests {
         // version 3, which the restored log holds again (the same bytes re-uploaded); the expiry answered
         // clientExpired, whose reset carried the changesets feed on past version 3: it kept the old version 2.
         // The prefix checkpoint (protocol version 8) covers versions 1…3.
-        let reader = TemporaryDirectory()
-        let data = TemporaryDirectory()
-        let backup = TemporaryDirectory()
-        defer {
-            reader.remove()
-            data.remove()
-            backup.remove()
-        }
+        let directories = RestoreDirectories()
+        defer { directories.remove() }
+        let (reader, data, backup) = (directories.client, directories.data, directories.backup)
         let clock = ServerClock()
         let original = try await forgetfulServer(clock, store: try FilePartitionStore(directory: data.url.path))
         do {
@@ -219,10 +198,7 @@ struct HistoryTests {
             try await app.close()
         }
         try await serverNoticed(original, connections: 0)
-        for name in try FileManager.default.contentsOfDirectory(atPath: data.url.path) where name != "LOCK" {
-            try FileManager.default.copyItem(
-                at: data.url.appendingPathComponent(name), to: backup.url.appendingPathComponent(name))
-        }
+        try directories.backUpServerFiles()
         try await writeThroughNewApp([2, 3], to: original)
         do {
             let app = makeApp(server: original.endpoint, directory: reader.url)
@@ -378,5 +354,22 @@ struct CopiedStoreTests {
                 if case .protocolViolation = $0.error { false } else { true }
             })
         try await fixture.app.close()
+    }
+}
+
+/// The directories of a scenario in which a server is restored from a backup: a client app's, the server's
+/// data directory and the backup of it.
+private struct RestoreDirectories {
+    let client = TemporaryDirectory()
+    let data = TemporaryDirectory()
+    let backup = TemporaryDirectory()
+
+    /// Copies the server's files as they are now to `backup`: what it is restored from later.
+    func backUpServerFiles() throws { try copyServerFiles(of: data, to: backup) }
+
+    func remove() {
+        client.remove()
+        data.remove()
+        backup.remove()
     }
 }

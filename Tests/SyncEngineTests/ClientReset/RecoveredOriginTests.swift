@@ -192,10 +192,7 @@ struct RecoveredOriginTests {
             let session = try await app.login(.anonymous).openSession(partition: "p")
             try await session.wait(for: .download)  // client file F1 holds version 1
             // The server's backup: its log holds version 1.
-            for name in try FileManager.default.contentsOfDirectory(atPath: data.url.path) where name != "LOCK" {
-                try FileManager.default.copyItem(
-                    at: data.url.appendingPathComponent(name), to: serverBackup.url.appendingPathComponent(name))
-            }
+            try copyServerFiles(of: data, to: serverBackup)
             session.suspend()
             try await session.write(payload(5))  // F1's client version 1, not uploaded yet
             try await app.close()
