@@ -93,12 +93,16 @@ public final class FilePartitionStore: PartitionStore {
         if let (path, code) = DurableRename.createDirectories(directory, fileSystem: fileSystem) {
             throw .cannotOpen(path: path, errno: code)
         }
+        // The lock file goes through `fileSystem` like every other file (its open, lock and close).
         let lockPath = directory + "/LOCK"
-        let descriptor = open(lockPath, O_CREAT | O_RDWR | O_CLOEXEC, 0o644)
-        guard descriptor >= 0 else { throw .cannotOpen(path: lockPath, errno: errno) }
+        let descriptor: Int32
+        switch fileSystem.open(lockPath, flags: O_CREAT | O_RDWR | O_CLOEXEC, mode: 0o644) {
+        case .success(let opened): descriptor = opened
+        case .failure(let error): throw .cannotOpen(path: lockPath, errno: error.code)
+        }
         // A lock this process just let go of may still be held by a child being spawned: wait briefly.
         if let error = FileLockWait.lockExclusively(descriptor, fileSystem: fileSystem) {
-            _ = systemClose(descriptor)
+            fileSystem.close(descriptor)
             throw error.code == EWOULDBLOCK ? .locked(path: directory) : .cannotOpen(path: lockPath, errno: error.code)
         }
         lockDescriptor = Locked(descriptor)
@@ -110,7 +114,7 @@ public final class FilePartitionStore: PartitionStore {
         guard descriptor >= 0 else { return }
         for file in open { file.closeDetached() }
         for log in takeClientLogs() { log.closeDetached() }
-        _ = systemClose(descriptor)
+        fileSystem.close(descriptor)
     }
 
     /// Closes every partition's file (after appends in progress finish) and then releases the directory,
@@ -120,7 +124,7 @@ public final class FilePartitionStore: PartitionStore {
         guard descriptor >= 0 else { return }
         for file in open { await file.close() }
         for log in takeClientLogs() { await log.close() }
-        _ = systemClose(descriptor)
+        fileSystem.close(descriptor)
     }
 
     private func takeClientLogs() -> [ClientFileLog] {
@@ -322,5 +326,3 @@ public enum FilePartitionStoreError: Error, Sendable, Hashable, CustomStringConv
         }
     }
 }
-
-private func systemClose(_ descriptor: Int32) -> Int32 { close(descriptor) }

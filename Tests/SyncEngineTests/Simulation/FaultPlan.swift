@@ -35,6 +35,10 @@ enum FaultKind: String, CaseIterable, Sendable, Comparable {
     /// An app's directory is replaced by the copy taken at its previous clean restart (a client restored
     /// from a backup; issue 21 item 2).
     case clientStoreRollback
+    /// The server's store fails its next writes with `ENOSPC`, or its next fsync with `EIO` (a log whose fsync
+    /// failed is poisoned and reopened before its next append): the uploads it was storing are refused with
+    /// a retry, never acknowledged, and sent again (transient: the disk recovers).
+    case serverStorageFailure
 
     static func < (lhs: FaultKind, rhs: FaultKind) -> Bool { lhs.rawValue < rhs.rawValue }
 }

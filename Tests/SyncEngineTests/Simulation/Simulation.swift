@@ -143,6 +143,8 @@ final class Simulation {
             apps[index].fileSystem?.failNextWrites(count)
         case .failNextSync(let index):
             apps[index].fileSystem?.failNextSync()
+        case .failServerStorage(let sync, let count):
+            server.failStorage(sync: sync, count: count)
         case .expireClient(let index, let partition):
             guard let session = apps[index].observers[partition]?.session else { return }
             session.suspend()
@@ -377,6 +379,7 @@ final class Simulation {
             app.current?.fileSystem.heal()
             for observer in app.observers.values { observer.session.resume() }
         }
+        server.heal()
         let deadline = ContinuousClock.now + .seconds(15)
         var round = 0
         while ContinuousClock.now < deadline {
@@ -537,6 +540,8 @@ final class SimulatedServer: Sendable {
     private struct State {
         var server: SyncServer?
         var store: FilePartitionStore?
+        /// The store's file system: it fails writes or fsyncs on demand (`serverStorageFailure`).
+        var fileSystem: SimulatedFileSystem?
         var backup: String?
         var clock = Date(timeIntervalSince1970: 1_800_000_000)
     }
@@ -559,8 +564,22 @@ final class SimulatedServer: Sendable {
 
     func jumpClock(by duration: Duration) { advanceClock(by: duration) }
 
+    /// The store's next `count` writes fail with `ENOSPC` (`sync: false`) or its next `count` fsyncs with `EIO`.
+    func failStorage(sync: Bool, count: Int) {
+        guard let fileSystem = state.withLock({ $0.fileSystem }) else { return }
+        if sync {
+            for _ in 0..<count { fileSystem.failNextSync() }
+        } else {
+            fileSystem.failNextWrites(count)
+        }
+    }
+
+    /// Drops the store failures armed and not fired yet.
+    func heal() { state.withLock { $0.fileSystem }?.heal() }
+
     private func start() async throws {
-        let store = try FilePartitionStore(directory: directory, logLevel: .off)
+        let fileSystem = SimulatedFileSystem()
+        let store = try FilePartitionStore(directory: directory, logLevel: .off, logger: nil, fileSystem: fileSystem)
         let configuration = SyncServer.Configuration(
             store: store, logLevel: .off, maximumOfflineTime: Simulation.maximumOfflineTime,
             clock: { [state] in state.withLock { $0.clock } })
@@ -568,6 +587,7 @@ final class SimulatedServer: Sendable {
         state.withLock { state in
             state.server = server
             state.store = store
+            state.fileSystem = fileSystem
         }
     }
 

@@ -25,6 +25,9 @@ enum SimulationStep: Sendable, Hashable, CustomStringConvertible {
     case restartApp(app: Int, restoreBackup: Bool)
     case failWrites(app: Int, count: Int)
     case failNextSync(app: Int)
+    /// The server store's next `count` writes fail with `ENOSPC` (`sync: false`) or its next `count` fsyncs
+    /// with `EIO` (`sync: true`).
+    case failServerStorage(sync: Bool, count: Int)
     /// Suspends the session, jumps the server's clock past the maximum offline time, resumes it.
     case expireClient(app: Int, partition: Int)
     /// Crashes and reopens the app after a storage failure, as a real app must (not a fault of its own).
@@ -42,6 +45,7 @@ enum SimulationStep: Sendable, Hashable, CustomStringConvertible {
         case .restartApp(_, let restore): [.appRestart] + (restore ? [.clientStoreRollback] : [])
         case .failWrites: [.enospc]
         case .failNextSync: [.fsyncFailure]
+        case .failServerStorage: [.serverStorageFailure]
         case .expireClient: [.clientExpiry]
         }
     }
@@ -61,6 +65,8 @@ enum SimulationStep: Sendable, Hashable, CustomStringConvertible {
         case .restartApp(let app, let restore): "restart app\(app)" + (restore ? " from its backup" : "")
         case .failWrites(let app, let count): "ENOSPC on app\(app)'s next \(count) writes"
         case .failNextSync(let app): "fail app\(app)'s next fsync"
+        case .failServerStorage(let sync, let count):
+            sync ? "fail the server's next \(count) fsyncs" : "ENOSPC on the server's next \(count) writes"
         case .expireClient(let app, let partition): "expire app\(app)/p\(partition) on the server"
         case .restartAfterStorageFailure(let app): "restart app\(app) after its storage failure"
         }
@@ -212,6 +218,18 @@ struct SimulationSchedule: Sendable {
                             .write(app: app, partition: Int.random(in: 0..<partitions, using: &random), bytes: 64),
                             .advance(milliseconds: 100),
                             .restartAfterStorageFailure(app: app),
+                        ]
+                    }
+                ))
+        }
+        if faults.contains(.serverStorageFailure) {
+            candidates.append(
+                (
+                    2,
+                    { random in
+                        [
+                            .failServerStorage(
+                                sync: Bool.random(using: &random), count: Int.random(in: 1...3, using: &random))
                         ]
                     }
                 ))
