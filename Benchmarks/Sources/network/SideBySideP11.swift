@@ -31,8 +31,9 @@ enum SideBySideP11 {
                 bytes.append(byte)
             }
         }
-        guard let ready = await onOwnThread(deadline: .seconds(180), nextLine), ready.hasSuffix("ms") else {
-            throw ServerProcess.StartFailed(description: "the P11 clients did not all bind")
+        let ready = await onOwnThread(deadline: .seconds(180), nextLine) ?? "(nothing in 180 s)"
+        guard ready.hasSuffix("ms") else {
+            throw ServerProcess.StartFailed(description: "the P11 clients did not all bind: \(ready)")
         }
         print("    \(server.name): \(ready)")
         let bound = server.residentSetBytes()
