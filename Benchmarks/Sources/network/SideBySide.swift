@@ -16,6 +16,8 @@ enum SideBySide {
         var echoConnections = [512, 4_096]
         var echoWindow = 8
         var echoSeconds = 5.0
+        /// `--scenarios p8n,p11,p12,echo` (default: all); the others' rows show "—".
+        var scenarios: Set<String> = ["p8n", "p11", "p12", "echo"]
 
         init(arguments: ArraySlice<String>) {
             var arguments = arguments.makeIterator()
@@ -29,6 +31,7 @@ enum SideBySide {
                 case "--echo-connections": echoConnections = value.split(separator: ",").map { Int($0)! }
                 case "--echo-window": echoWindow = Int(value)!
                 case "--echo-seconds": echoSeconds = Double(value)!
+                case "--scenarios": scenarios = Set(value.split(separator: ",").map(String.init))
                 default: fatalError("unknown option \(flag)")
                 }
             }
@@ -73,6 +76,8 @@ enum SideBySide {
         func eachSide<Figure: Sendable>(
             _ scenario: String, _ measure: @escaping @Sendable (ServerProcess) async throws -> Figure
         ) async -> [Figure?] {
+            let key = scenario.hasPrefix("ping") ? "echo" : scenario.lowercased()
+            guard options.scenarios.contains(key) else { return [nil, nil] }
             var figures: [Figure?] = []
             for (name, executable) in sides {
                 FileHandle.standardError.write(Data("\(scenario): \(name)…\n".utf8))
