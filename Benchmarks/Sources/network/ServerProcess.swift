@@ -8,8 +8,8 @@ import Foundation
 #endif
 
 /// One server under test in the side-by-side run: a child process started as
-/// `EXECUTABLE --port 0 --data DIR --log-level error`, on loopback with a durable file store of its own,
-/// its port read from the `… listening on ws://127.0.0.1:PORT …` line it prints.
+/// `EXECUTABLE --port 0 --host 127.0.0.1 --data DIR --log-level error`, on loopback with a durable file
+/// store of its own, its port read from the `… listening on ws://127.0.0.1:PORT …` line it prints.
 final class ServerProcess: @unchecked Sendable {
     // @unchecked Sendable: `process` is only started and signalled; the rest is immutable.
     struct StartFailed: Error, CustomStringConvertible { var description: String }
