@@ -27,10 +27,14 @@ let package = Package(
         ),
         // `swift run -c release compare`: times the scenarios itself and prints one comparison table.
         .executableTarget(name: "compare", dependencies: ["Scenarios"]),
-        // `swift run -c release network`: P11 (bound sessions per server) and P12 (write → callback latency).
+        // epoll's header for the side-by-side ping client (`network side-by-side`).
+        .target(name: "CEpoll"),
+        // `swift run -c release network`: P11 (bound sessions per server) and P12 (write → callback latency);
+        // `network side-by-side`: sync-server beside sync-server-nio (side-by-side.sh).
         .executableTarget(
             name: "network",
             dependencies: [
+                "CEpoll",
                 .product(name: "SyncEngine", package: "SyncStreams"),
                 .product(name: "SyncServer", package: "SyncStreams"),
             ]

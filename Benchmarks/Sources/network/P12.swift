@@ -22,44 +22,8 @@ enum P12 {
         do {
             let store = try FilePartitionStore(directory: root.appendingPathComponent("server").path)
             let server = try await SyncServer.listening(configuration: .init(store: store, logLevel: .off))
-            let endpoint = server.webSocketEndpoint!
-            let writer = try await SyncApp(
-                configuration: .init(server: endpoint, directory: root.appendingPathComponent("w"), logLevel: .off)
-            ).login(.anonymous).openSession(partition: "p12")
-            let reader = try await SyncApp(
-                configuration: .init(server: endpoint, directory: root.appendingPathComponent("r"), logLevel: .off)
-            ).login(.anonymous).openSession(partition: "p12")
-            let sent = Locked<[Int: ContinuousClock.Instant]>([:])
-            let latencies = Locked<[Duration]>([])
-            let done = DispatchSemaphore(value: 0)
-            let token = reader.changesets.subscribe { changeset in
-                let index = changeset.data.withUnsafeBytes { Int($0.loadUnaligned(as: UInt32.self)) }
-                let now = ContinuousClock.now
-                guard let start = sent.withLock({ $0[index] }) else { return }
-                let count = latencies.withLock { list in
-                    list.append(now - start)
-                    return list.count
-                }
-                if count == samples { done.signal() }
-            }
-            let clock = ContinuousClock()
-            var next = clock.now
-            for index in 0..<samples {
-                next = next + .milliseconds(10)
-                try await clock.sleep(until: next)
-                var payload = Data(count: 1024)
-                payload.withUnsafeMutableBytes { $0.storeBytes(of: UInt32(index), as: UInt32.self) }
-                sent.withLock { $0[index] = ContinuousClock.now }
-                try await writer.write(payload)
-            }
-            await withCheckedContinuation { continuation in
-                DispatchQueue.global().async {
-                    _ = done.wait(timeout: .now() + 60)
-                    continuation.resume()
-                }
-            }
-            token.invalidate()
-            let sync = latencies.withLock { $0 }
+            let sync = try await writeToOtherAppLatencies(
+                endpoint: server.webSocketEndpoint!, directory: root, samples: samples)
             await server.stop()
             await store.close()
             let diskP50 = quantile(disk, 0.5)
@@ -74,6 +38,54 @@ enum P12 {
         } catch {
             print("  P12 failed: \(error)")
         }
+    }
+
+    /// `samples` writes of 1 KiB at 100 per second on one app, each timed until the `changesets` callback
+    /// of another app (both with their stores under `directory`) delivers it, through `endpoint`.
+    static func writeToOtherAppLatencies(
+        endpoint: SyncEndpoint, directory root: URL, samples: Int
+    ) async throws
+        -> [Duration]
+    {
+        let writer = try await SyncApp(
+            configuration: .init(server: endpoint, directory: root.appendingPathComponent("w"), logLevel: .off)
+        ).login(.anonymous).openSession(partition: "p12")
+        let reader = try await SyncApp(
+            configuration: .init(server: endpoint, directory: root.appendingPathComponent("r"), logLevel: .off)
+        ).login(.anonymous).openSession(partition: "p12")
+        let sent = Locked<[Int: ContinuousClock.Instant]>([:])
+        let latencies = Locked<[Duration]>([])
+        let done = DispatchSemaphore(value: 0)
+        let token = reader.changesets.subscribe { changeset in
+            let index = changeset.data.withUnsafeBytes { Int($0.loadUnaligned(as: UInt32.self)) }
+            let now = ContinuousClock.now
+            guard let start = sent.withLock({ $0[index] }) else { return }
+            let count = latencies.withLock { list in
+                list.append(now - start)
+                return list.count
+            }
+            if count == samples { done.signal() }
+        }
+        let clock = ContinuousClock()
+        var next = clock.now
+        for index in 0..<samples {
+            next = next + .milliseconds(10)
+            try await clock.sleep(until: next)
+            var payload = Data(count: 1024)
+            payload.withUnsafeMutableBytes { $0.storeBytes(of: UInt32(index), as: UInt32.self) }
+            sent.withLock { $0[index] = ContinuousClock.now }
+            try await writer.write(payload)
+        }
+        await withCheckedContinuation { continuation in
+            DispatchQueue.global().async {
+                _ = done.wait(timeout: .now() + 60)
+                continuation.resume()
+            }
+        }
+        token.invalidate()
+        writer.suspend()
+        reader.suspend()
+        return latencies.withLock { $0 }
     }
 
     /// 1 KiB write + fsync latencies at 100 per second.

@@ -5,6 +5,8 @@ import SyncServer
 
 // `swift run -c release network`: P11 (many bound sessions on one server) and P12 (write → callback
 // latency over loopback), each beside the machine's own figures from the same run;
+// `swift run -c release network side-by-side --root-server PATH --nio-server PATH`: sync-server beside
+// sync-server-nio (see side-by-side.sh);
 // `swift run -c release network p13 [MiB]`: P13 (memory while syncing, and opening a large store).
 // See docs/PERFORMANCE.md.
 #if canImport(Glibc)
@@ -14,6 +16,10 @@ import SyncServer
 #endif
 
 let arguments = CommandLine.arguments
+if arguments.count >= 2, arguments[1] == "side-by-side" {
+    await SideBySide.run(SideBySide.Options(arguments: arguments.dropFirst(2)))
+    exit(0)
+}
 if arguments.count >= 4, arguments[1] == "p11-clients" {
     await P11Clients.run(port: Int(arguments[2])!, sessions: Int(arguments[3])!)
     exit(0)

@@ -1,0 +1,2 @@
+// Header-only: see include/CEpoll.h.
+#include "CEpoll.h"
