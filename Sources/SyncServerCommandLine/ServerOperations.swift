@@ -38,7 +38,7 @@ public func drain(_ server: SyncServer, for timeout: Duration, signals: StopSign
 /// file keeps the keys in use and logs an error. Give it to `StopSignal.onHangUp(_:)`:
 ///
 /// ```swift
-/// stopSignal.onHangUp { reloadKeys(server: server, path: options.core.apiKeysFile, log: ProgramLog.write) }
+/// stopSignal.onHangUp { reloadKeys(server: server, path: options.core.apiKeysFile, log: { ProgramLog.write($0, $1) }) }
 /// ```
 public func reloadKeys(server: SyncServer, path: String?, log: @escaping @Sendable (SyncLogLevel, String) -> Void) {
     guard let path else {
