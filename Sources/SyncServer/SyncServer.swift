@@ -202,9 +202,15 @@ public final class SyncServer: Sendable {
         await core.replaceAuthentication(authentication)
     }
 
-    /// The server's metrics in the Prometheus text exposition format: what `GET /metrics` answers on a
-    /// networked server's port (before any upgrade) and on `serveMetrics(host:port:)`'s.
-    package var prometheusMetrics: String { metrics.prometheusText(openConnections: registry.openCount) }
+    /// The server's metrics in the Prometheus text exposition format (version 0.0.4): what `GET /metrics`
+    /// answers on a networked server's port (before any upgrade) and on `serveMetrics(host:port:)`'s. A
+    /// front end of another transport serving an embedded server (`sync-server-nio`) answers its own
+    /// `GET /metrics` with it; the byte counts are then the root listener's, 0.
+    public var prometheusMetrics: String { metrics.prometheusText(openConnections: registry.openCount) }
+
+    /// Whether the server began to drain or stop (`beginDraining()`, `stop()`): `/healthz` then answers
+    /// `503`, as another transport's front end should too.
+    public var isStopping: Bool { metrics.isStopping.load(ordering: .relaxed) }
 
     /// Also serves `GET /metrics` and `GET /healthz` (only those: WebSocket upgrades are refused with
     /// `503`) on `host:port` (port 0: a free one); returns the port. `stop()` closes it.

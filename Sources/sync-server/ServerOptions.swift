@@ -8,23 +8,8 @@ struct ServerOptions: ServerCommandLine {
     /// `--port`, `--host`, `--api-keys`, the limits and timeouts, `--allow-origin`, `--help`.
     var core = CoreServerOptions()
     var dataDirectory: String?
-    var metricsPort: Int?
-    var logFormat = LogFormat.text
-    var maximumPartitionsOnDisk = 1_000_000
-    /// `nil`: no drain, connections are closed at once.
-    var drainTimeout: Duration?
-
-    /// How log lines are written to standard error.
-    enum LogFormat: String {
-        /// `2026-11-24T04:20:00.123Z warn sync.server: …`
-        case text
-        /// One JSON object per line (see `JSONLogLine`).
-        case json
-    }
-
-    /// The ranges sync-server's own limits accept.
-    static let partitionsOnDiskRange = 1...100_000_000
-    static let drainTimeoutRange: ClosedRange<Duration> = .seconds(1) ... .seconds(3_600)
+    /// `--log-format`, `--metrics-port`, `--max-partitions-on-disk`, `--drain-timeout`.
+    var operations = OperatorOptions()
 
     static let usage = """
         usage: sync-server --port PORT --data DIR [options]
@@ -36,18 +21,11 @@ struct ServerOptions: ServerCommandLine {
           --data DIR                where partition logs are kept, created if missing (required)
         \(CoreServerOptions.Usage.common)
         \(CoreServerOptions.Usage.maximumOffline)
-          --log-format FORMAT       text or json: one JSON object per line, with the connection's id and
-                                    peer address when the line concerns one (default: text)
-          --metrics-port PORT       also serve GET /metrics and /healthz on PORT (they are always served
-                                    on --port too, to plain HTTP GETs without an Upgrade header)
+        \(OperatorOptions.Usage.logFormatAndMetrics)
         \(CoreServerOptions.Usage.limits)
-          --max-partitions-on-disk N
-                                    partitions kept in DIR; binding a new one beyond it is refused
-                                    (permissionDenied), 1…100000000 (default: 1000000)
+        \(OperatorOptions.Usage.partitionsOnDisk)
         \(CoreServerOptions.Usage.timeouts)
-          --drain-timeout DURATION  on SIGINT/SIGTERM, how long connections may finish before they are
-                                    closed, 1s…1h (default: none, closed at once); a second signal
-                                    ends the drain at once
+        \(OperatorOptions.Usage.drainTimeout)
         \(CoreServerOptions.Usage.allowOrigin)
         \(CoreServerOptions.Usage.help)
 
@@ -59,20 +37,9 @@ struct ServerOptions: ServerCommandLine {
         """
 
     mutating func consume(_ argument: String, from arguments: inout ArgumentCursor) throws(UsageError) -> Bool {
-        switch argument {
-        case "--data": dataDirectory = try arguments.value(for: argument)
-        case "--log-format":
-            let text = try arguments.value(for: argument)
-            guard let format = LogFormat(rawValue: text) else {
-                throw UsageError("--log-format must be text or json, not \(text)")
-            }
-            logFormat = format
-        case "--metrics-port": metricsPort = try arguments.port(for: argument)
-        case "--max-partitions-on-disk":
-            maximumPartitionsOnDisk = try arguments.integer(for: argument, in: Self.partitionsOnDiskRange)
-        case "--drain-timeout": drainTimeout = try arguments.duration(for: argument, in: Self.drainTimeoutRange)
-        default: return false
-        }
+        if try operations.consume(argument, from: &arguments) { return true }
+        guard argument == "--data" else { return false }
+        dataDirectory = try arguments.value(for: argument)
         return true
     }
 

@@ -28,8 +28,8 @@ umask(0o077)
 DescriptorLimit.raiseToHardLimit()
 // Dispatch takes the descriptors it needs now, so that running out later fails our calls, not its own.
 await StopSignal.prepareDispatch()
-ProgramLog.json.store(options.logFormat == .json, ordering: .relaxed)
-let logSink = options.logFormat == .json ? JSONLogLine.sink : nil
+ProgramLog.configure(programName: ServerOptions.programName, json: options.operations.logFormat == .json)
+let logSink = options.operations.logFormat == .json ? JSONLogLine.sink : nil
 let logLine: @Sendable (SyncLogLevel, String) -> Void = { ProgramLog.write($0, $1) }
 let authentication: SyncServer.Authentication
 do { authentication = try options.core.authentication() } catch { fail("\(error)", status: 1) }
@@ -46,7 +46,7 @@ do {
 }
 
 var configuration = options.core.configuration(store: store, authentication: authentication, logger: logSink)
-configuration.maximumPartitionsInStore = options.maximumPartitionsOnDisk
+configuration.maximumPartitionsInStore = options.operations.maximumPartitionsOnDisk
 let limits = options.core.webSocketLimits
 let server: SyncServer
 do {
@@ -56,7 +56,7 @@ do {
     fail("cannot listen on \(options.core.host):\(options.core.port!): \(error)", status: 1)
 }
 var metricsURL: String?
-if let metricsPort = options.metricsPort {
+if let metricsPort = options.operations.metricsPort {
     do {
         let port = try await server.serveMetrics(host: options.core.host, port: metricsPort)
         metricsURL =
@@ -78,17 +78,11 @@ if options.core.apiKeysFile == nil && !isLoopback(host) {
         .warn,
         "anonymous access on \(host), which is not a loopback address: anyone who can reach "
             + "\(url) may read and write every partition and create new ones (up to --max-partitions-on-disk "
-            + "\(options.maximumPartitionsOnDisk)); give --api-keys FILE, or --host 127.0.0.1")
+            + "\(options.operations.maximumPartitionsOnDisk)); give --api-keys FILE, or --host 127.0.0.1")
 }
 
 // Wait for SIGINT or SIGTERM, drain if asked, then stop cleanly.
-let received = await stopSignal.wait()
-ProgramLog.write(.info, "\(received == SIGINT ? "SIGINT" : "SIGTERM"): stopping")
-if let drainTimeout = options.drainTimeout {
-    await drain(server, for: drainTimeout, signals: stopSignal)
+await ServerOptions.exitWhenStopped(by: stopSignal, draining: server, for: options.operations.drainTimeout) {
+    await server.stop()
+    await store.close()
 }
-await server.stop()
-await store.close()
-JSONLogLine.flush()
-FileHandleOutput.standardOutput("sync-server stopped\n")
-exit(0)

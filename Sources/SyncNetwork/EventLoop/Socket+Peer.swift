@@ -42,8 +42,9 @@ extension Socket {
     }
 }
 
-/// A server connection that knows its client's network address.
-package protocol PeerAddressed {
+/// A server connection that knows its client's network address: a `SyncServerConnection` of another
+/// transport (swift-nio's) conforms so that the server's log lines carry the client's address.
+public protocol PeerAddressed {
     /// `host:port` (`[v6]:port`) of the client; `nil` when unknown.
     var peerAddress: String? { get }
 }

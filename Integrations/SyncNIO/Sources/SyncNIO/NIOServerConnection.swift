@@ -4,7 +4,10 @@ import NIOWebSocket
 import SyncServer
 
 /// The server's end of one WebSocket connection of `NIOSyncServer`, handed to `SyncServer`'s core.
-final class NIOServerConnection: SyncServerConnection, Sendable {
+final class NIOServerConnection: SyncServerConnection, PeerAddressed, Sendable {
+    /// The client's address, `host:port` (`[v6]:port`): the server's log lines about this connection carry
+    /// it (`sync-server-nio --log-format json`).
+    let peerAddress: String?
     /// The client's messages, taken one at a time from the inbox (so the bytes waiting are known).
     let incoming: AsyncStream<ClientMessage>
     private let channel: any Channel
@@ -43,6 +46,7 @@ final class NIOServerConnection: SyncServerConnection, Sendable {
         backlogChanged: @escaping @Sendable (_ isBacklogged: @escaping @Sendable () -> Bool) -> Void = { _ in }
     ) {
         self.channel = channel
+        peerAddress = channel.remoteAddress.flatMap(Self.text(of:))
         self.welcomed = welcomed
         self.highWater = highWater
         self.lowWater = lowWater
@@ -58,6 +62,13 @@ final class NIOServerConnection: SyncServerConnection, Sendable {
                 return message
             },
             onCancel: { Self.cancelNext(state) })
+    }
+
+    /// `address` as `host:port`, an IPv6 host in brackets; `nil` for an address without a port (a Unix
+    /// socket).
+    static func text(of address: SocketAddress) -> String? {
+        guard let host = address.ipAddress, let port = address.port else { return nil }
+        return host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
     }
 
     /// Whether more than `inboundHighWater` bytes of messages wait for the core.

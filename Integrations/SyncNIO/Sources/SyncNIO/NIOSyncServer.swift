@@ -10,8 +10,10 @@ import SyncServer
 /// of `sync-server-nio`.
 ///
 /// Every connection that upgrades (at `path`, or any path when it is `nil`) becomes a `SyncServerConnection` handed to the server's
-/// acceptor, exactly as an in-process client's; `GET /healthz` answers `200 ok`, other plain HTTP
-/// requests `426 Upgrade Required` (`404` for another path than `path`). Messages larger than `maximumMessageBytes` close the connection.
+/// acceptor, exactly as an in-process client's; `GET /metrics` answers the server's metrics in the
+/// Prometheus text format (`SyncServer.prometheusMetrics`), `GET /healthz` `200 ok` (`503` once the server
+/// drains or stops), other plain HTTP requests `426 Upgrade Required` (`404` for another path than
+/// `path`; `503` while the server drains or stops). Messages larger than `maximumMessageBytes` close the connection.
 public final class NIOSyncServer: Sendable {
     /// The server whose core is served.
     public let server: SyncServer
@@ -23,6 +25,9 @@ public final class NIOSyncServer: Sendable {
     /// The one path clients upgrade at (`nil`: any).
     public let path: String?
     private let listener: any Channel
+    /// The listeners of `serveMetrics(host:port:)`, closed by `stop()`.
+    private let metricsListeners = NIOLockedValueBox<[any Channel]>([])
+    private let eventLoopGroup: any EventLoopGroup
 
     /// A certificate chain and its private key, PEM files (as `--tls-cert` and `--tls-key` name them).
     public struct TLSIdentity: Sendable, Hashable {
@@ -35,8 +40,12 @@ public final class NIOSyncServer: Sendable {
         }
     }
 
-    private init(server: SyncServer, host: String, port: Int, usesTLS: Bool, path: String?, listener: any Channel) {
+    private init(
+        server: SyncServer, host: String, port: Int, usesTLS: Bool, path: String?, listener: any Channel,
+        eventLoopGroup: any EventLoopGroup
+    ) {
         self.server = server
+        self.eventLoopGroup = eventLoopGroup
         self.path = path
         self.host = host
         self.port = port
@@ -117,8 +126,10 @@ public final class NIOSyncServer: Sendable {
                     let upgrader = NIOWebSocketServerUpgrader(
                         maxFrameSize: maximumMessageBytes, automaticErrorHandling: true,
                         shouldUpgrade: { channel, head in
+                            // A draining server upgrades no one: `PlainHTTPHandler` answers 503.
                             let accepted =
-                                (path.map { PlainHTTPHandler.path(of: head.uri) == $0 } ?? true)
+                                !server.isStopping
+                                && (path.map { PlainHTTPHandler.path(of: head.uri) == $0 } ?? true)
                                 && originPolicy.allows(origin: head.headers.first(name: "origin"))
                             return channel.eventLoop.makeSucceededFuture(accepted ? HTTPHeaders() : nil)
                         },
@@ -177,13 +188,38 @@ public final class NIOSyncServer: Sendable {
                                 }
                             }
                         ))
-                    try pipeline.addHandler(PlainHTTPHandler(upgradePath: path, originPolicy: originPolicy))
+                    try pipeline.addHandler(
+                        PlainHTTPHandler(server: server, upgradePath: path, originPolicy: originPolicy))
                 }
             }
         let listener = try await bootstrap.bind(host: host, port: port).get()
         let boundPort = listener.localAddress?.port ?? port
         return NIOSyncServer(
-            server: server, host: host, port: boundPort, usesTLS: context != nil, path: path, listener: listener)
+            server: server, host: host, port: boundPort, usesTLS: context != nil, path: path, listener: listener,
+            eventLoopGroup: eventLoopGroup)
+    }
+
+    /// Also serves `GET /metrics` and `GET /healthz` on `host:port` (port 0: a free one), plain HTTP
+    /// without TLS, as on the server's own port; every other request is answered `404` (no upgrade).
+    /// Returns the port; `stop()` closes it.
+    ///
+    /// - Throws: when the address cannot be bound.
+    public func serveMetrics(host: String, port: Int) async throws -> Int {
+        let server = self.server
+        let listener = try await ServerBootstrap(group: eventLoopGroup)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .childChannelInitializer { channel in
+                // A client that sends no request is not kept: closed after 10 s.
+                channel.eventLoop.scheduleTask(in: .seconds(10)) { channel.close(promise: nil) }
+                return channel.eventLoop.makeCompletedFuture {
+                    let pipeline = channel.pipeline.syncOperations
+                    try pipeline.configureHTTPServerPipeline(withErrorHandling: true)
+                    try pipeline.addHandler(PlainHTTPHandler(server: server, metricsOnly: true))
+                }
+            }
+            .bind(host: host, port: port).get()
+        metricsListeners.withLockedValue { $0.append(listener) }
+        return listener.localAddress?.port ?? port
     }
 
     /// `ws://host:port` or `wss://host:port` (an IPv6 host in brackets), and the path if there is one.
@@ -195,6 +231,7 @@ public final class NIOSyncServer: Sendable {
     /// Stops accepting, then stops the server (every connection is closed with 1001, going away).
     public func stop() async {
         try? await listener.close()
+        for metricsListener in metricsListeners.withLockedValue({ $0 }) { try? await metricsListener.close() }
         await server.stop()
     }
 }
@@ -207,21 +244,30 @@ public enum NIOSyncServerError: Error, Sendable, CustomStringConvertible {
     public var description: String { "the server takes no in-process connections" }
 }
 
-/// Answers plain HTTP requests (those that do not upgrade): `GET /healthz` with 200, a path other than
-/// the upgrade path (when there is one) with 404, a page whose `Origin` the policy refuses with 403,
-/// anything else with 426; then closes.
+/// Answers plain HTTP requests (those that do not upgrade): `GET /metrics` with the server's metrics,
+/// `GET /healthz` with 200 (503 once the server drains or stops), a path other than the upgrade path
+/// (when there is one) with 404, a page whose `Origin` the policy refuses with 403, an upgrade request
+/// while the server drains or stops with 503, anything else with 426; then closes. Serving `metricsOnly`
+/// (`serveMetrics`), every path but `/metrics` and `/healthz` is 404.
 final class PlainHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias OutboundOut = HTTPServerResponsePart
 
+    private let server: SyncServer
     private let upgradePath: String?
     private let originPolicy: WebSocketOriginPolicy
+    private let metricsOnly: Bool
     private var path: String?
     private var originAllowed = true
 
-    init(upgradePath: String?, originPolicy: WebSocketOriginPolicy) {
+    init(
+        server: SyncServer, upgradePath: String? = nil, originPolicy: WebSocketOriginPolicy = .anyOrigin,
+        metricsOnly: Bool = false
+    ) {
+        self.server = server
         self.upgradePath = upgradePath
         self.originPolicy = originPolicy
+        self.metricsOnly = metricsOnly
     }
 
     /// A request target without its query.
@@ -234,20 +280,12 @@ final class PlainHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
             originAllowed = originPolicy.allows(origin: head.headers.first(name: "origin"))
         case .body: break
         case .end:
-            let healthy = path == "/healthz"
-            let found = healthy || upgradePath.map { Self.path(of: path ?? "") == $0 } ?? true
-            let forbidden = !healthy && found && !originAllowed
-            let body =
-                healthy
-                ? "ok\n"
-                : forbidden ? "web pages may not connect\n" : found ? "upgrade to WebSocket to sync\n" : "not found\n"
+            let (status, body, contentType, upgrade) = answer(Self.path(of: path ?? ""))
             var headers = HTTPHeaders()
-            headers.add(name: "Content-Type", value: "text/plain; charset=utf-8")
+            headers.add(name: "Content-Type", value: contentType)
             headers.add(name: "Content-Length", value: "\(body.utf8.count)")
             headers.add(name: "Connection", value: "close")
-            if !healthy && found && !forbidden { headers.add(name: "Upgrade", value: "websocket") }
-            let status: HTTPResponseStatus =
-                healthy ? .ok : forbidden ? .forbidden : found ? .upgradeRequired : .notFound
+            if upgrade { headers.add(name: "Upgrade", value: "websocket") }
             let head = HTTPResponseHead(version: .http1_1, status: status, headers: headers)
             context.write(wrapOutboundOut(.head(head)), promise: nil)
             context.write(
@@ -255,6 +293,25 @@ final class PlainHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
             context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { [channel = context.channel] _ in
                 channel.close(promise: nil)
             }
+        }
+    }
+
+    /// The status, body and content type for a request of `target`, and whether to say `Upgrade: websocket`.
+    private func answer(
+        _ target: Substring
+    ) -> (status: HTTPResponseStatus, body: String, contentType: String, upgrade: Bool) {
+        let text = "text/plain; charset=utf-8"
+        switch target {
+        case "/metrics":
+            return (.ok, server.prometheusMetrics, "text/plain; version=0.0.4; charset=utf-8", false)
+        case "/healthz":
+            return server.isStopping ? (.serviceUnavailable, "stopping\n", text, false) : (.ok, "ok\n", text, false)
+        default:
+            let found = !metricsOnly && (upgradePath.map { target == $0 } ?? true)
+            guard found else { return (.notFound, "not found\n", text, false) }
+            guard originAllowed else { return (.forbidden, "web pages may not connect\n", text, false) }
+            if server.isStopping { return (.serviceUnavailable, "stopping\n", text, false) }
+            return (.upgradeRequired, "upgrade to WebSocket to sync\n", text, true)
         }
     }
 }

@@ -5,26 +5,44 @@ import SyncServer
 import SyncServerCommandLine
 
 // `sync-server-nio`: the reference server's core on swift-nio, with TLS (`wss://`) from --tls-cert and
-// --tls-key; the same file store as `sync-server`.
+// --tls-key; the same file store and the same operator options as `sync-server` (metrics, health, JSON
+// logs, the drain, SIGHUP reloading the keys file), shared through `SyncServerCommandLine`.
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)
     import Darwin
 #endif
 
-// First: SIGINT, SIGTERM and SIGHUP (ignored) are taken over long before the URL line is printed, so
-// whoever reads it may stop the server at once; then the command line is parsed and SIGPIPE ignored.
+// First: SIGINT, SIGTERM and SIGHUP are taken over long before the URL line is printed, so whoever reads
+// it may stop the server at once; then the command line is parsed and SIGPIPE ignored.
 let (options, stopSignal) = ServerOptions.start()
+
+func fail(_ message: String, status: Int32) -> Never {
+    ProgramLog.write(.fatal, message)
+    JSONLogLine.flush()
+    exit(status)
+}
+
 // The data directory and logs are for this user only (0700 and 0600): the logs hold every client's data.
 umask(0o077)
-let authentication = options.authenticationOrFail()
+let json = options.operations.logFormat == .json
+ProgramLog.configure(programName: ServerOptions.programName, json: json)
+let authentication: SyncServer.Authentication
+do { authentication = try options.core.authentication() } catch { fail("\(error)", status: 1) }
+if let path = options.core.apiKeysFile {
+    for warning in APIKeysFile.warnings(path: path) {
+        ProgramLog.write(.warn, warning)
+    }
+}
 let store: FilePartitionStore
 do {
     store = try FilePartitionStore(directory: options.dataDirectory!, logLevel: options.core.logLevel)
 } catch {
-    ServerOptions.fail("\(error)", status: 1)
+    fail("\(error)", status: 1)
 }
-let configuration = options.core.configuration(store: store, authentication: authentication)
+var configuration = options.core.configuration(
+    store: store, authentication: authentication, logger: json ? JSONLogLine.sink : nil)
+configuration.maximumPartitionsInStore = options.operations.maximumPartitionsOnDisk
 let tls = options.tlsCertificateFile.map {
     NIOSyncServer.TLSIdentity(certificateChainFile: $0, privateKeyFile: options.tlsKeyFile!)
 }
@@ -41,12 +59,33 @@ do {
         maximumUnauthenticatedMessageBytes: configuration.maximumCredentialBytes + 1024)
 } catch {
     await store.close()
-    ServerOptions.fail("cannot serve on \(options.core.host):\(options.core.port!): \(error)", status: 1)
+    fail("cannot serve on \(options.core.host):\(options.core.port!): \(error)", status: 1)
 }
-FileHandleOutput.standardOutput("sync-server-nio listening on \(frontEnd.url) (data: \(options.dataDirectory!))\n")
+var metricsURL: String?
+if let metricsPort = options.operations.metricsPort {
+    do {
+        let port = try await frontEnd.serveMetrics(host: options.core.host, port: metricsPort)
+        metricsURL =
+            options.core.host.contains(":")
+            ? "http://[\(options.core.host)]:\(port)" : "http://\(options.core.host):\(port)"
+    } catch {
+        await frontEnd.stop()
+        await store.close()
+        fail("cannot listen for metrics on \(options.core.host):\(metricsPort): \(error)", status: 1)
+    }
+}
+// SIGHUP from now on reloads the keys file.
+stopSignal.onHangUp {
+    reloadKeys(server: frontEnd.server, path: options.core.apiKeysFile, log: { ProgramLog.write($0, $1) })
+}
+FileHandleOutput.standardOutput(
+    "sync-server-nio listening on \(frontEnd.url) (data: \(options.dataDirectory!)"
+        + "\(metricsURL.map { "; metrics: \($0)/metrics" } ?? ""))\n")
 
-// Wait for SIGINT or SIGTERM, then stop cleanly.
-await ServerOptions.exitWhenStopped(by: stopSignal) {
+// Wait for SIGINT or SIGTERM, drain if asked, then stop cleanly.
+await ServerOptions.exitWhenStopped(
+    by: stopSignal, draining: frontEnd.server, for: options.operations.drainTimeout
+) {
     await frontEnd.stop()
     await store.close()
 }
