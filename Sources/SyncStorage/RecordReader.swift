@@ -14,7 +14,10 @@ import SyncStreams
 public final class RecordReader: Sendable {
     public let path: String
     private let fileSystem: any FileSystem
-    private let descriptor: Locked<Int32>
+    /// The descriptor (-1 once closed), how many reads are using it, and whether `close()` was called
+    /// while some were: the last of them closes it. A descriptor is never closed under a read in progress
+    /// (it would read `EBADF`, or another file that reused the number; simulation seed 3922).
+    private let state: Locked<(descriptor: Int32, readers: Int, closing: Bool)>
     private let codec: RecordCodec
     /// Where the records its log appended begin (the file's length when the log opened).
     private let appendedFrom: UInt64
@@ -40,7 +43,7 @@ public final class RecordReader: Sendable {
             throw .notARecordLog(path: path)
         }
         codec = RecordCodec(salt: header.withUnsafeBytes { RecordFormat.load64($0, at: 8) })
-        descriptor = Locked(opened)
+        state = Locked((opened, 0, false))
         self.appendedFrom = appendedFrom
         self.path = path
         self.fileSystem = fileSystem
@@ -61,21 +64,43 @@ public final class RecordReader: Sendable {
     ///
     /// - Throws: `.closed` after `close()`, `.badLocation`, `.readFailed`.
     public func read(_ location: RecordLocation, prefixLength: Int) throws(RecordLogError) -> RecordPayload {
-        let descriptor = descriptor.withLock { $0 }
-        guard descriptor >= 0 else { throw .closed }
         guard location.offset >= UInt64(RecordFormat.fileHeaderSize) else {
             throw .badLocation(path: path, offset: location.offset)
         }
+        let descriptor = state.withLock { state -> Int32 in
+            guard state.descriptor >= 0, !state.closing else { return -1 }
+            state.readers += 1
+            return state.descriptor
+        }
+        guard descriptor >= 0 else { throw .closed }
+        defer { endRead() }
         return try Self.read(
             location, prefixLength: prefixLength, from: descriptor, fileSystem: fileSystem, path: path, codec: codec,
             appendedFrom: appendedFrom)
     }
 
-    /// Closes the descriptor; later reads throw `.closed`. Idempotent.
+    /// Closes the descriptor — at once, or, when reads are using it, as the last of them ends; later reads
+    /// throw `.closed`. Idempotent; never waits.
     public func close() {
-        let closing = descriptor.withLock { descriptor in
-            defer { descriptor = -1 }
-            return descriptor
+        let closing = state.withLock { state -> Int32 in
+            guard state.descriptor >= 0, !state.closing else { return -1 }
+            guard state.readers == 0 else {
+                state.closing = true
+                return -1
+            }
+            defer { state.descriptor = -1 }
+            return state.descriptor
+        }
+        if closing >= 0 { fileSystem.close(closing) }
+    }
+
+    /// A read ended: the last one after `close()` closes the descriptor.
+    private func endRead() {
+        let closing = state.withLock { state -> Int32 in
+            state.readers -= 1
+            guard state.closing, state.readers == 0 else { return -1 }
+            defer { state.descriptor = -1 }
+            return state.descriptor
         }
         if closing >= 0 { fileSystem.close(closing) }
     }
