@@ -533,9 +533,13 @@ actor SessionEngine {
             guard !batch.isEmpty else { return }
             let first = nextToSend
             let payloads: [RecordPayload]
+            let file = store.file
             do {
-                payloads = try await store.file.read(batch.map(\.location))
+                payloads = try await file.read(batch.map(\.location))
             } catch {
+                // A client reset replaced (and closed) that store meanwhile: the read says nothing about the
+                // new one, whose changesets the next pass uploads (simulation seed 3922).
+                guard store.file === file, self.channel?.binding == channel.binding else { continue }
                 failedFatally(error)
                 return
             }

@@ -9,13 +9,14 @@ import SyncStreams
 #endif
 
 /// The real file system, watched and steered per file for engine tests: it counts each file's fsyncs,
-/// fails chosen fsyncs, and holds chosen calls (an open, an fsync) until the test releases them.
+/// fails chosen writes, fsyncs and reads, and holds chosen calls (an open, an fsync, a read) until the test
+/// releases them.
 ///
 /// Files are named by the last component of their path (`"p.synclog"`), as the engine names a partition's
 /// store.
 final class ControlledFileSystem: FileSystem {
     /// The calls that can be held.
-    enum Call: Sendable { case open, sync }
+    enum Call: Sendable { case open, sync, read }
 
     /// One held call: `isBlocked` once the call waits in it; `release()` lets it go on. A call waits at
     /// most `limit` (then it goes on, and the test fails on its own deadline).
@@ -40,6 +41,7 @@ final class ControlledFileSystem: FileSystem {
         var syncs: [String: Int] = [:]
         var syncFailures: [String: [Int32]] = [:]
         var writeFailures: [String: [Int32]] = [:]
+        var readFailures: [String: [Int32]] = [:]
         var gates: [(call: Call, name: String, gate: Gate)] = []
     }
 
@@ -58,6 +60,11 @@ final class ControlledFileSystem: FileSystem {
     /// nothing.
     func failNextWrite(of name: String, with code: Int32) {
         state.withLock { $0.writeFailures[name, default: []].append(code) }
+    }
+
+    /// The next read of the file called `name` fails with `code` (after a held read is released, if held).
+    func failNextRead(of name: String, with code: Int32) {
+        state.withLock { $0.readFailures[name, default: []].append(code) }
     }
 
     /// Holds the next `call` on the file called `name` until the returned gate is released.
@@ -89,7 +96,17 @@ final class ControlledFileSystem: FileSystem {
     func read(
         _ descriptor: Int32, into buffer: UnsafeMutableRawBufferPointer, at offset: Int64
     ) -> Result<Int, FileSystemError> {
-        real.read(descriptor, into: buffer, at: offset)
+        if let name = state.withLock({ $0.names[descriptor] }) {
+            takeGate(.read, name)?.pass()
+            let failure = state.withLock { state -> Int32? in
+                guard var failures = state.readFailures[name], !failures.isEmpty else { return nil }
+                let code = failures.removeFirst()
+                state.readFailures[name] = failures
+                return code
+            }
+            if let failure { return .failure(FileSystemError(failure)) }
+        }
+        return real.read(descriptor, into: buffer, at: offset)
     }
 
     func write(_ descriptor: Int32, _ buffer: UnsafeRawBufferPointer, at offset: Int64) -> Result<Int, FileSystemError>
