@@ -70,31 +70,3 @@ private final class EventQueue: @unchecked Sendable {
 
     func popFirst() -> SyncTransportEvent? { lock.withLock { events.isEmpty ? nil : events.removeFirst() } }
 }
-
-/// A plain HTTP GET with `curl` (a real HTTP client, a child process waited for with a deadline).
-struct HTTPAnswer {
-    var status: Int
-    var body: String
-
-    static func get(_ url: String) async throws -> HTTPAnswer {
-        let curl = try ChildProcess(
-            URL(fileURLWithPath: "/usr/bin/env"), ["curl", "-sS", "--max-time", "30", "-w", "\n%{http_code}", url])
-        let status = try await curl.waitForExit()
-        guard status == 0, let newline = curl.stdout.lastIndex(of: "\n"),
-            let code = Int(curl.stdout[curl.stdout.index(after: newline)...])
-        else { throw NIOWireClient.Unexpected(description: "curl \(url) failed (\(status)): \(curl.stderr)") }
-        return HTTPAnswer(status: code, body: String(curl.stdout[..<newline]))
-    }
-
-    /// The samples of a Prometheus text page: `name{labels}` → value (comments skipped).
-    var samples: [String: Double] {
-        var samples: [String: Double] = [:]
-        for line in body.split(separator: "\n") where !line.hasPrefix("#") {
-            guard let space = line.lastIndex(of: " "), let value = Double(line[line.index(after: space)...]) else {
-                continue
-            }
-            samples[String(line[..<space])] = value
-        }
-        return samples
-    }
-}
