@@ -174,6 +174,9 @@ final class Partition {
     /// The cached bytes of `version`, if still in the recent cache.
     func cachedData(of version: UInt64) -> [UInt8]? { recent.data(of: version) }
 
+    /// `CRC32.checksum` of the cached bytes of `version`, if still in the recent cache and computed at upload.
+    func cachedChecksum(of version: UInt64) -> UInt32? { recent.checksum(of: version) }
+
     /// Whether nothing uses the partition: no bound session, no operation holding or awaiting the gate, no
     /// read in progress.
     var isIdle: Bool { subscribers.isEmpty && !isBusy && readers == 0 }

@@ -1,3 +1,4 @@
+import SyncStorage
 import SyncWire
 
 /// Serving partitions whose store other front ends write too (`PartitionStore`'s "shared stores").
@@ -53,6 +54,7 @@ extension ServerCore {
         var hasRefreshedForSkip = false
         var conflicts = 0
         var fruitless = 0
+        var checksums: [UInt64: UInt32] = [:]  // by client version
         while true {
             let integrated = partition.lastClientVersion[session.clientFileID] ?? 0
             let fresh = changesets.filter { $0.clientVersion > integrated }
@@ -74,8 +76,10 @@ extension ServerCore {
                         lastIntegratedClientVersion: integrated))
             }
             let firstVersion = partition.nextServerVersion
-            var stored = fresh.enumerated().map { offset, changeset in
-                StoredChangeset(
+            var stored: [StoredChangeset] = []
+            stored.reserveCapacity(fresh.count)
+            for (offset, changeset) in fresh.enumerated() {
+                var entry = StoredChangeset(
                     serverVersion: firstVersion + UInt64(offset),
                     clientFileID: session.clientFileID,
                     clientVersion: changeset.clientVersion,
@@ -83,6 +87,13 @@ extension ServerCore {
                     owner: owner,
                     origin: store.storesChangesetOrigins ? changeset.origin : nil
                 )
+                // The one pass over the bytes on the server (kept across a conflict's retry): the file
+                // store's record checksum and the acknowledgement digest (`nextDownload`, from the
+                // partition's recent cache) both use it.
+                let checksum = checksums[changeset.clientVersion] ?? CRC32.checksum(changeset.data)
+                checksums[changeset.clientVersion] = checksum
+                entry.dataChecksum = checksum
+                stored.append(entry)
             }
             if store.storesChangesetOrigins {
                 do { try await markDuplicates(&stored, in: partition) } catch {

@@ -575,7 +575,8 @@ actor ServerCore {
         let entries = run.map { version -> DownloadEntry in
             let summary = partition.entry(version)
             if summary.clientFileID == session.clientFileID {
-                digests.append(CRC32.checksum(data[version] ?? []))
+                // Computed once, when the upload was stored (`storeUpload`), while the entry is in the cache.
+                digests.append(partition.cachedChecksum(of: version) ?? CRC32.checksum(data[version] ?? []))
                 return .acknowledged(serverVersion: version, clientVersion: summary.clientVersion)
             }
             // A duplicate (an origin integrated before) reaches other clients empty.
