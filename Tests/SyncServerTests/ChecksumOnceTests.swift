@@ -5,7 +5,7 @@ import Testing
 
 @testable import SyncServer
 
-/// The server reads an uploaded changeset's bytes for a CRC-32 once: `storeUpload` computes it, the file
+/// The server reads an uploaded changeset's bytes for a CRC-32 once: `storeUploads` computes it, the file
 /// store derives the record's checksum from it, and the acknowledgement digest is it.
 @Suite(.timeLimit(.minutes(5))) struct ChecksumOnceTests {
     @Test("an upload's changesets reach the store with their CRC-32, and the acknowledgement digests are the same")

@@ -30,7 +30,7 @@ public struct StoredChangeset: Sendable, Hashable {
     /// The server version of the earlier entry that holds the same origin with the same bytes, when this
     /// entry only acknowledges its upload again (see above); `nil` for an entry that integrated its changeset.
     public var duplicateOf: UInt64?
-    /// `CRC32.checksum(data)` when the server computed it already (`ServerCore.storeUpload`, once per
+    /// `CRC32.checksum(data)` when the server computed it already (`ServerCore.storeUploads`, once per
     /// uploaded changeset): `FilePartitionStore` derives the record's checksum from it instead of reading the
     /// bytes again, and the partition's recent cache keeps it for the acknowledgement digest. Not part of the
     /// entry's value (equality and hashing ignore it); other stores never see it set by their own reads.
