@@ -115,4 +115,42 @@ import Testing
                 .acknowledged(serverVersion: 2, clientVersion: 1), .acknowledged(serverVersion: 3, clientVersion: 2),
             ])
     }
+
+    @Test("a client file's next upload queued beside its previous one is stored by the next append, after it")
+    func oneUploadPerClientFilePerAppend() async throws {
+        let store = ControllableStore()
+        let server = try await SyncServer.embedded(configuration: .init(store: store))
+        let first = try await TestClient.welcomed(to: server)
+        let second = try await TestClient.welcomed(to: server)
+        let sameFile = try await TestClient.welcomed(to: server)  // another connection of client file 2
+        _ = try await first.bind(1, clientFileID: 1)
+        _ = try await second.bind(1, clientFileID: 2)
+        _ = try await sameFile.bind(1, clientFileID: 2)
+        await store.setHolds(reads: false, appends: true)
+        first.upload(1, from: 1, [bytes(1)])
+        try await waitUntil("client file 1's upload waits in its append") { await store.heldAppendCount == 1 }
+        second.upload(1, from: 1, [bytes(21), bytes(22)])
+        try await waitUntil("client file 2's upload is queued") { await server.core.queuedUploadCount(in: "p") == 1 }
+        sameFile.upload(1, from: 3, [bytes(23)])  // follows the upload queued before it
+        try await waitUntil("its next upload is queued") { await server.core.queuedUploadCount(in: "p") == 2 }
+        await store.setHolds(reads: false, appends: false)
+        await store.releaseHeldAppends(failing: false)
+
+        // Client file 2's versions 1…3 acknowledged to both of its sessions, in order.
+        for client in [second, sameFile] {
+            let own = try await client.nextEntries(4).filter {
+                if case .acknowledged = $0 { return true } else { return false }
+            }
+            #expect(
+                own == [
+                    .acknowledged(serverVersion: 2, clientVersion: 1),
+                    .acknowledged(serverVersion: 3, clientVersion: 2),
+                    .acknowledged(serverVersion: 4, clientVersion: 3),
+                ])
+        }
+        #expect(await store.appendCalls.map { $0.map(\.clientVersion) } == [[1], [1, 2], [3]])
+        let log = try await server.changesets(in: "p")
+        #expect(log.map(\.clientFileID) == [1, 2, 2, 2])
+        #expect(log.map(\.clientVersion) == [1, 1, 2, 3])
+    }
 }
