@@ -21,8 +21,10 @@ let package = Package(
         .target(name: "SyncStreams", dependencies: ["CSyncStreams"]),
         // Shared by client and server: wire messages, their binary encoding, the transport abstraction.
         .target(name: "SyncWire", dependencies: ["SyncStreams"]),
-        // Shared by client and server: the durable append-only record file.
-        .target(name: "SyncStorage", dependencies: ["SyncStreams"]),
+        // Shared by client and server: the durable append-only record file. Its C shim: CRC-32 in the
+        // processor's instructions (PCLMULQDQ, ARMv8 CRC32).
+        .target(name: "CSyncStorage"),
+        .target(name: "SyncStorage", dependencies: ["SyncStreams", "CSyncStorage"]),
         // Shared by client and server: the event loop, sockets and the WebSocket (RFC 6455) transport.
         .target(name: "CSyncNetwork"),
         .target(name: "SyncNetwork", dependencies: ["SyncStreams", "SyncWire", "CSyncNetwork"]),

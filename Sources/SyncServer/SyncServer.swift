@@ -45,7 +45,7 @@ public final class SyncServer: Sendable {
     /// `.webSocket(host:port:)` with the port it got. `nil` for an embedded server.
     public let webSocketEndpoint: SyncEndpoint?
 
-    private let core: ServerCore
+    let core: ServerCore  // internal: tests look at it (`@testable`)
     private let registry: ConnectionRegistry
     private let listener: WebSocketListener?
     /// What `/metrics` shows.

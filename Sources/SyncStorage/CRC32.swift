@@ -1,3 +1,12 @@
+#if canImport(CSyncStorage)
+    import CSyncStorage
+#endif
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// The standard CRC-32 checksum (IEEE 802.3: polynomial 0x04C11DB7 reflected as 0xEDB88320, initial value
 /// and final XOR 0xFFFFFFFF), as used by zlib, PNG and Ethernet.
 public enum CRC32 {
@@ -40,13 +49,78 @@ public enum CRC32 {
 
     /// Feeds `raw` into a running checksum (`start`, or what an earlier `update` returned).
     ///
+    /// With the processor's CRC instructions (`accelerator`) when it has them, else the table code
+    /// (`softwareUpdate`); the same checksum either way.
+    @inline(__always)
+    static func update(_ running: UInt32, _ raw: UnsafeRawBufferPointer) -> UInt32 {
+        hardwareUpdate(running, raw) ?? softwareUpdate(running, raw)
+    }
+
+    /// Which of the processor's instructions `update` checksums with.
+    enum Accelerator: Sendable, Equatable {
+        /// None: the table code (`softwareUpdate`).
+        case table
+        /// x86_64 with PCLMULQDQ and SSE 4.1: 64 bytes at a time folded by carry-less multiplication
+        /// (`csyncstorage_crc32_fold`; the folding's math is in CSyncStorage's crc32.c), the last 16 bytes
+        /// and the tail by the table code.
+        case carrylessMultiply
+        /// aarch64 with the ARMv8 CRC32 instructions (CRC32X/B, the IEEE polynomial): 8 bytes per instruction.
+        case armCRC32
+    }
+
+    /// What this process's processor offers, chosen once. `SYNCSTREAMS_CRC32=table` in the environment
+    /// forces the table code (to measure one against the other in the same binary).
+    static let accelerator: Accelerator = {
+        if let forced = getenv("SYNCSTREAMS_CRC32"), String(cString: forced) == "table" { return .table }
+        #if canImport(CSyncStorage)
+            if csyncstorage_crc32_fold_available() != 0 { return .carrylessMultiply }
+            if csyncstorage_crc32_arm_available() != 0 { return .armCRC32 }
+        #endif
+        return .table
+    }()
+
+    /// Folding handles buffers of at least this many bytes (four 16-byte registers to start from); shorter
+    /// ones go to the table code, where they cost a few lookups.
+    static let foldThreshold = 64
+
+    /// `raw` fed into `running` with the processor's instructions (`accelerator`), or `nil` when it has none
+    /// this code uses (the caller then runs the table code).
+    static func hardwareUpdate(_ running: UInt32, _ raw: UnsafeRawBufferPointer) -> UInt32? {
+        #if canImport(CSyncStorage)
+            switch accelerator {
+            case .carrylessMultiply:
+                guard raw.count >= foldThreshold, let base = raw.baseAddress else {
+                    return softwareUpdate(running, raw)
+                }
+                // 16 bytes congruent to what was consumed (with `running` XORed in): their running value from 0
+                // is the running value over the consumed bytes (see crc32.c).
+                var folded: (UInt64, UInt64) = (0, 0)
+                let consumed = withUnsafeMutableBytes(of: &folded) {
+                    csyncstorage_crc32_fold(running, base, raw.count, $0.baseAddress)
+                }
+                let carried = withUnsafeBytes(of: &folded) { sliced(0, $0) }
+                return sliced(carried, UnsafeRawBufferPointer(rebasing: raw[consumed...]))
+            case .armCRC32:
+                guard let base = raw.baseAddress else { return running }
+                return csyncstorage_crc32_arm_update(running, base, raw.count)
+            case .table:
+                return nil
+            }
+        #else
+            return nil
+        #endif
+    }
+
+    /// `update` with the table code only (the fallback, and the reference the hardware paths are tested
+    /// against).
+    ///
     /// Slicing-by-8 folds 8 bytes per step, but each step waits for the previous one's table lookups. A
     /// buffer of `laneThreshold` bytes or more is therefore cut into three lanes checksummed side by side
     /// (three independent chains keep the loads busy: about 3× faster on 64 KB here), whose running values
     /// are then joined by linearity: `update(r, A‖B‖C) = r_A · x^(16L) ⊕ r_B · x^(8L) ⊕ r_C`, with `r_A` the
     /// running value over `A` from `r`, `r_B` and `r_C` over `B` and `C` from 0, and L the lanes' length.
     /// The checksum is the same.
-    static func update(_ running: UInt32, _ raw: UnsafeRawBufferPointer) -> UInt32 {
+    static func softwareUpdate(_ running: UInt32, _ raw: UnsafeRawBufferPointer) -> UInt32 {
         let lane = (raw.count / 3) & ~7
         guard lane * 3 >= laneThreshold else { return sliced(running, raw) }
         let joined = tables.withUnsafeBufferPointer { table in

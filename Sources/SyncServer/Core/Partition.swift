@@ -37,6 +37,12 @@ final class Partition {
     /// When its client files were last seen and which were forgotten (see `ServerCore+ClientReset`).
     var clientFiles = ClientFileRegistry()
 
+    /// Uploads waiting for the partition's next commit, in arrival order (`ServerCore+GroupCommit`).
+    var queuedUploads: [QueuedUpload] = []
+    /// Whether an upload task commits this partition's uploads (or is about to: the commit was handed
+    /// to it); while it does, new uploads queue.
+    var isCommittingUploads = false
+
     private var isBusy = false
     private var waiters: [CheckedContinuation<Void, Never>] = []
     /// Reads of the store for this partition in progress outside the gate (pumps sending entries).
@@ -174,9 +180,12 @@ final class Partition {
     /// The cached bytes of `version`, if still in the recent cache.
     func cachedData(of version: UInt64) -> [UInt8]? { recent.data(of: version) }
 
+    /// `CRC32.checksum` of the cached bytes of `version`, if still in the recent cache and computed at upload.
+    func cachedChecksum(of version: UInt64) -> UInt32? { recent.checksum(of: version) }
+
     /// Whether nothing uses the partition: no bound session, no operation holding or awaiting the gate, no
-    /// read in progress.
-    var isIdle: Bool { subscribers.isEmpty && !isBusy && readers == 0 }
+    /// read in progress, no upload committing or queued.
+    var isIdle: Bool { subscribers.isEmpty && !isBusy && readers == 0 && !isCommittingUploads }
 
     /// Forgets what was loaded (entries, owners, cached bytes), so that the next `restore` reads the store
     /// again. Call while holding the gate, with no session bound.

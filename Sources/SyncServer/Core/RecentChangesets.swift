@@ -3,6 +3,8 @@
 struct RecentChangesets {
     let capacityBytes: Int
     private var data: [UInt64: [UInt8]] = [:]
+    /// `CRC32.checksum` of kept entries whose upload computed it (`StoredChangeset.dataChecksum`).
+    private var checksums: [UInt64: UInt32] = [:]
     private var order: [UInt64] = []
     private var head = 0
     private var bytes = 0
@@ -14,10 +16,12 @@ struct RecentChangesets {
     mutating func insert(_ changeset: StoredChangeset) {
         guard changeset.data.count <= capacityBytes else { return }
         data[changeset.serverVersion] = changeset.data
+        checksums[changeset.serverVersion] = changeset.dataChecksum
         order.append(changeset.serverVersion)
         bytes += changeset.data.count
         while bytes > capacityBytes, head < order.count {
             if let evicted = data.removeValue(forKey: order[head]) { bytes -= evicted.count }
+            checksums[order[head]] = nil
             head += 1
         }
         if head > 1024 && head * 2 > order.count {
@@ -28,4 +32,7 @@ struct RecentChangesets {
 
     /// The bytes of `version`, if kept.
     func data(of version: UInt64) -> [UInt8]? { data[version] }
+
+    /// `CRC32.checksum` of the bytes of `version`, if kept and known.
+    func checksum(of version: UInt64) -> UInt32? { checksums[version] }
 }

@@ -1,3 +1,4 @@
+import SyncStorage
 import SyncWire
 
 /// Serving partitions whose store other front ends write too (`PartitionStore`'s "shared stores").
@@ -27,7 +28,7 @@ extension ServerCore {
     /// (until the next notification).
     static let maximumCatchUpAttempts = 10
 
-    /// What `storeUpload` did.
+    /// What `storeUploads` did with one upload.
     enum UploadOutcome {
         /// These entries were appended to the store and to the partition.
         case stored([StoredChangeset])
@@ -41,68 +42,104 @@ extension ServerCore {
         case failed(String)
     }
 
-    /// Stores the changesets of `changesets` that the partition does not hold yet for `session`'s client
-    /// file, under the versions after the partition's latest, and appends them to the partition. Call
-    /// while holding the partition's gate.
+    /// An upload to store (`storeUploads`): its changesets, its session and its uploader's identity.
+    struct PendingUpload {
+        let changesets: [UploadChangeset]
+        let session: BoundSession
+        let owner: String
+    }
+
+    /// Stores, for each of `uploads` (sessions of the partition, at most one per client file), the
+    /// changesets that the partition does not hold yet for its session's client file, under the versions
+    /// after the partition's latest, in the order of `uploads`, with one `PartitionStore.append` for all of
+    /// them, and appends them to the partition. Returns each upload's outcome, in order. Call while holding
+    /// the partition's gate.
     ///
-    /// When the store refuses with `PartitionStoreConflict`, or the first fresh changeset does not follow
-    /// the client file's last integrated version, the partition is refreshed from the store first and
-    /// the changesets filtered again: what another front end integrated meanwhile is not stored twice.
-    func storeUpload(_ changesets: [UploadChangeset], of session: BoundSession, owner: String) async -> UploadOutcome {
-        let partition = session.partition
+    /// When the store refuses with `PartitionStoreConflict`, or the first fresh changeset of an upload does
+    /// not follow its client file's last integrated version, the partition is refreshed from the store
+    /// first and the changesets filtered again: what another front end integrated meanwhile is not stored
+    /// twice. A failing append (or a failing read of the store) fails every upload it would have stored.
+    func storeUploads(_ uploads: [PendingUpload], in partition: Partition) async -> [UploadOutcome] {
+        var outcomes = [UploadOutcome?](repeating: nil, count: uploads.count)
         var hasRefreshedForSkip = false
         var conflicts = 0
         var fruitless = 0
+        // The CRC-32 of each changeset, computed once (kept across a conflict's retry), by upload and client
+        // version: the one pass over the bytes on the server, used by the file store's record checksum and
+        // the acknowledgement digest (`nextDownload`, from the partition's recent cache).
+        var checksums: [[UInt64: UInt32]] = Array(repeating: [:], count: uploads.count)
+        func failingUndecided(_ message: String) -> [UploadOutcome] { outcomes.map { $0 ?? .failed(message) } }
         while true {
-            let integrated = partition.lastClientVersion[session.clientFileID] ?? 0
-            let fresh = changesets.filter { $0.clientVersion > integrated }
-            guard let first = fresh.first else { return .nothingFresh }
-            guard first.clientVersion == integrated + 1 else {
-                // Another front end may have integrated the versions in between: look before failing.
-                if isSharedStore && !hasRefreshedForSkip {
-                    hasRefreshedForSkip = true
-                    do { try await refresh(partition) } catch {
-                        return .failed("could not read \(partition.name) from the store: \(error)")
-                    }
+            var stored: [StoredChangeset] = []
+            var ranges: [(upload: Int, entries: Range<Int>)] = []
+            var mustRefresh = false
+            for (index, upload) in uploads.enumerated() where outcomes[index] == nil {
+                let session = upload.session
+                let integrated = partition.lastClientVersion[session.clientFileID] ?? 0
+                let fresh = upload.changesets.filter { $0.clientVersion > integrated }
+                guard let first = fresh.first else {
+                    outcomes[index] = .nothingFresh
                     continue
                 }
-                return .skippedVersion(
-                    "client version \(first.clientVersion) of client file \(session.clientFileID) follows "
-                        + "\(integrated): the server lost versions the client saw acknowledged; the client must be reset",
-                    ClientResetDetails(
-                        reason: .historyLost, serverVersion: partition.latestVersion,
-                        lastIntegratedClientVersion: integrated))
+                guard first.clientVersion == integrated + 1 else {
+                    // Another front end may have integrated the versions in between: look before failing.
+                    if isSharedStore && !hasRefreshedForSkip {
+                        mustRefresh = true
+                        break
+                    }
+                    outcomes[index] = .skippedVersion(
+                        "client version \(first.clientVersion) of client file \(session.clientFileID) follows "
+                            + "\(integrated): the server lost versions the client saw acknowledged; the client must be reset",
+                        ClientResetDetails(
+                            reason: .historyLost, serverVersion: partition.latestVersion,
+                            lastIntegratedClientVersion: integrated))
+                    continue
+                }
+                let start = stored.count
+                for changeset in fresh {
+                    var entry = StoredChangeset(
+                        serverVersion: partition.nextServerVersion + UInt64(stored.count),
+                        clientFileID: session.clientFileID,
+                        clientVersion: changeset.clientVersion,
+                        data: changeset.data,
+                        owner: upload.owner,
+                        origin: store.storesChangesetOrigins ? changeset.origin : nil
+                    )
+                    let checksum = checksums[index][changeset.clientVersion] ?? CRC32.checksum(changeset.data)
+                    checksums[index][changeset.clientVersion] = checksum
+                    entry.dataChecksum = checksum
+                    stored.append(entry)
+                }
+                ranges.append((index, start..<stored.count))
             }
-            let firstVersion = partition.nextServerVersion
-            var stored = fresh.enumerated().map { offset, changeset in
-                StoredChangeset(
-                    serverVersion: firstVersion + UInt64(offset),
-                    clientFileID: session.clientFileID,
-                    clientVersion: changeset.clientVersion,
-                    data: changeset.data,
-                    owner: owner,
-                    origin: store.storesChangesetOrigins ? changeset.origin : nil
-                )
+            if mustRefresh {
+                hasRefreshedForSkip = true
+                do { try await refresh(partition) } catch {
+                    return failingUndecided("could not read \(partition.name) from the store: \(error)")
+                }
+                continue
             }
+            guard !stored.isEmpty else { return failingUndecided("nothing to store") }  // every one decided
             if store.storesChangesetOrigins {
                 do { try await markDuplicates(&stored, in: partition) } catch {
-                    return .failed("could not read \(partition.name) from the store: \(error)")
+                    return failingUndecided("could not read \(partition.name) from the store: \(error)")
                 }
             }
             do {
                 try await store.append(stored, to: partition.name)
                 partition.append(stored)
-                return .stored(stored)
+                for (upload, entries) in ranges { outcomes[upload] = .stored(Array(stored[entries])) }
+                return failingUndecided("not stored")  // every one decided
             } catch let conflict as PartitionStoreConflict {
                 conflicts += 1
                 logger.log(.detail, Self.category, "\(partition.name): \(conflict); reading the new entries")
                 let before = partition.latestVersion
                 do { try await refresh(partition) } catch {
-                    return .failed("could not read \(partition.name) from the store: \(error)")
+                    return failingUndecided("could not read \(partition.name) from the store: \(error)")
                 }
                 fruitless = partition.latestVersion > before ? 0 : fruitless + 1
                 guard fruitless < Self.maximumFruitlessConflicts else {
-                    return .failed(
+                    return failingUndecided(
                         "could not store the upload: \(conflict), but the store shows no new entries "
                             + "(\(fruitless) times in a row)")
                 }
@@ -111,7 +148,7 @@ extension ServerCore {
                     try? await Task.sleep(for: .microseconds(Int.random(in: 0...(ceiling * 1_000))))
                 }
             } catch {
-                return .failed("could not store the upload: \(error)")
+                return failingUndecided("could not store the upload: \(error)")
             }
         }
     }

@@ -281,35 +281,8 @@ actor ServerCore {
                 session, on: connection, .badClientVersion,
                 "client version \(next.clientVersion) follows \(previous.clientVersion)")
         }
-        let partition = session.partition
-        await partition.acquire()
-        defer { release(partition) }
-        guard session.isBound else { return }
-        if let diverged = await divergedReupload(upload.changesets, of: session) {
-            return failSession(
-                session, on: connection, .clientResetRequired, diverged.message, clientReset: diverged.details)
-        }
-        let stored: [StoredChangeset]
-        switch await storeUpload(upload.changesets, of: session, owner: connection.owner) {
-        case .stored(let changesets):
-            stored = changesets
-            metrics.uploads.add(1, ordering: .relaxed)
-            metrics.changesetsUploaded.add(changesets.count, ordering: .relaxed)
-        case .nothingFresh:
-            return
-        case .skippedVersion(let message, let details):
-            return failSession(session, on: connection, .clientResetRequired, message, clientReset: details)
-        case .failed(let message):
-            return failSession(
-                session, on: connection, .internalError, message,
-                retryAfterMilliseconds: Self.retryAfterStorageFailure)
-        }
-        logger.log(
-            .debug, Self.category,
-            "\(partition.name.escapedForLog): integrated versions \(stored[0].serverVersion)…\(partition.latestVersion) from client "
-                + "file \(session.clientFileID)")
-        for subscriber in partition.subscribers.values { startPump(subscriber) }
-        await clientFileSeen(session.clientFileID, in: partition)
+        // Stored with the uploads of other sessions waiting for the partition meanwhile: one append.
+        await integrate(upload, of: session, on: connection)
     }
 
     /// A re-upload (client versions the log holds for the session's client file) whose bytes differ from
@@ -317,7 +290,7 @@ actor ServerCore {
     /// new writes reuse version numbers. Dropping them as duplicates would lose them silently; the client
     /// must be reset (`historyLost`), recovering its changesets after the last one that matches. `nil` when
     /// every re-uploaded changeset matches (or the store cannot be read: the dedupe then stands).
-    private func divergedReupload(
+    func divergedReupload(
         _ changesets: [UploadChangeset], of session: BoundSession
     ) async -> (message: String, details: ClientResetDetails)? {
         let partition = session.partition
@@ -411,7 +384,7 @@ actor ServerCore {
     /// the failed operation waited for the store (its pump failed, or the client unbound it): that end was
     /// reported, or asked for, already. A second report would reach the client after it bound the same
     /// session number again, and end its new binding on the client only, while the server kept serving it.
-    private func failSession(
+    func failSession(
         _ session: BoundSession,
         on connection: ConnectionState,
         _ code: ProtocolErrorCode,
@@ -578,7 +551,8 @@ actor ServerCore {
         let entries = run.map { version -> DownloadEntry in
             let summary = partition.entry(version)
             if summary.clientFileID == session.clientFileID {
-                digests.append(CRC32.checksum(data[version] ?? []))
+                // Computed once, when the upload was stored (`storeUploads`), while the entry is in the cache.
+                digests.append(partition.cachedChecksum(of: version) ?? CRC32.checksum(data[version] ?? []))
                 if summary.duplicateOf != nil, session.namesDuplicates { duplicates.append(version) }
                 return .acknowledged(serverVersion: version, clientVersion: summary.clientVersion)
             }

@@ -18,7 +18,8 @@ enum ChangesetRecord {
     }
 
     /// The record as two parts: everything before the changeset's bytes, then the bytes themselves
-    /// (shared with `changeset`, not copied).
+    /// (shared with `changeset`, not copied), with their CRC-32 when the upload computed it
+    /// (`StoredChangeset.dataChecksum`: the record's checksum is then derived from it, not read again).
     static func encodedPayload(_ changeset: StoredChangeset) -> RecordPayload {
         let owner = Array(changeset.owner.utf8.prefix(Int(UInt16.max)))
         var bytes: [UInt8] = []
@@ -42,7 +43,7 @@ enum ChangesetRecord {
         bytes.append(UInt8(owner.count & 0xFF))
         bytes.append(UInt8(owner.count >> 8))
         bytes += owner
-        return RecordPayload(prefix: bytes, body: changeset.data)
+        return RecordPayload(prefix: bytes, body: changeset.data, bodyChecksum: changeset.dataChecksum)
     }
 
     /// The summary of the record `payload`, without copying its changeset bytes; `nil` if malformed.

@@ -30,6 +30,11 @@ public struct StoredChangeset: Sendable, Hashable {
     /// The server version of the earlier entry that holds the same origin with the same bytes, when this
     /// entry only acknowledges its upload again (see above); `nil` for an entry that integrated its changeset.
     public var duplicateOf: UInt64?
+    /// `CRC32.checksum(data)` when the server computed it already (`ServerCore.storeUploads`, once per
+    /// uploaded changeset): `FilePartitionStore` derives the record's checksum from it instead of reading the
+    /// bytes again, and the partition's recent cache keeps it for the acknowledgement digest. Not part of the
+    /// entry's value (equality and hashing ignore it); other stores never see it set by their own reads.
+    var dataChecksum: UInt32?
 
     /// An entry with the given fields.
     public init(
@@ -43,6 +48,22 @@ public struct StoredChangeset: Sendable, Hashable {
         self.owner = owner
         self.origin = origin
         self.duplicateOf = duplicateOf
+    }
+
+    public static func == (lhs: Self, rhs: Self) -> Bool {
+        lhs.serverVersion == rhs.serverVersion && lhs.clientFileID == rhs.clientFileID
+            && lhs.clientVersion == rhs.clientVersion && lhs.data == rhs.data && lhs.owner == rhs.owner
+            && lhs.origin == rhs.origin && lhs.duplicateOf == rhs.duplicateOf
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(serverVersion)
+        hasher.combine(clientFileID)
+        hasher.combine(clientVersion)
+        hasher.combine(data)
+        hasher.combine(owner)
+        hasher.combine(origin)
+        hasher.combine(duplicateOf)
     }
 
     /// Where the changeset was first written: `origin`, or this entry's client file and version.

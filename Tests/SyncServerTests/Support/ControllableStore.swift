@@ -12,6 +12,8 @@ actor ControllableStore: PartitionStore {
     var failsAppends = false
     /// Every partition whose summaries were read, in order.
     private(set) var loaded: [String] = []
+    /// The changesets of every call of `append`, in order (recorded when it starts, whether it then fails).
+    private(set) var appendCalls: [[StoredChangeset]] = []
     /// Every partition unloaded, in order (recorded when the unload starts).
     private(set) var unloaded: [String] = []
     private var holdsUnloads = false
@@ -84,6 +86,7 @@ actor ControllableStore: PartitionStore {
     }
 
     func append(_ changesets: [StoredChangeset], to partition: String) async throws {
+        appendCalls.append(changesets)
         if holdsAppends, await withCheckedContinuation({ heldAppends.append($0) }) { throw Failure() }
         if failsAppends { throw Failure() }
         logs[partition, default: []].append(contentsOf: changesets)
