@@ -53,6 +53,25 @@ final class SimulatedFileSystem: FileSystem {
     /// The next fsync fails with `EIO` (before reaching the disk).
     func failNextSync() { state.withLock { $0.failingSyncs += 1 } }
 
+    /// Takes back the failures armed and not fired yet, and returns them (to `arm` again).
+    func disarm() -> (writes: Int, syncs: Int) {
+        state.withLock { state in
+            defer {
+                state.failingWrites = 0
+                state.failingSyncs = 0
+            }
+            return (state.failingWrites, state.failingSyncs)
+        }
+    }
+
+    /// Arms failures `disarm()` took back (added to any armed since).
+    func arm(_ failures: (writes: Int, syncs: Int)) {
+        state.withLock { state in
+            state.failingWrites += failures.writes
+            state.failingSyncs += failures.syncs
+        }
+    }
+
     /// Injects nothing more (armed failures that have not fired are dropped).
     func heal() {
         state.withLock { state in

@@ -620,8 +620,16 @@ final class SimulatedServer: Sendable {
         try await start()
     }
 
+    /// The partition's log, read for the simulation's checks. Store failures armed for the clients'
+    /// traffic (`serverStorageFailure`) are held back meanwhile and armed again after: loading a partition
+    /// appends and fsyncs records (client files seen, a torn tail cut), and the check's own read must not
+    /// take a failure meant for an upload (seeds 4046, 5850, 7542: "the simulation itself failed: cannot
+    /// fsync record log").
     func log(of partition: Int) async throws -> [StoredChangeset] {
         guard let server = state.withLock({ $0.server }) else { return [] }
+        let fileSystem = state.withLock { $0.fileSystem }
+        let armed = fileSystem?.disarm()
+        defer { if let armed { fileSystem?.arm(armed) } }
         return try await server.changesets(in: "p\(partition)")
     }
 }
