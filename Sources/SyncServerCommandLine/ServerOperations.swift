@@ -157,6 +157,6 @@ extension ServerCommandLine {
         await stopping()
         JSONLogLine.flush()
         FileHandleOutput.standardOutput("\(programName) stopped\n")
-        exit(0)
+        exitAfterStopping()
     }
 }
