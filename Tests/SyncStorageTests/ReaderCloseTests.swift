@@ -17,12 +17,16 @@ import Testing
 /// store a read was still using, which then read a closed descriptor: `EBADF`).
 private final class HeldReadFileSystem: FileSystem {
     private let real = SystemFileSystem()
-    private let state = Locked<(holdNext: Bool, held: Bool, events: [String])>((false, false, []))
+    private let state = Locked<(holdOn: String?, held: Bool, heldElsewhere: Bool, events: [String])>(
+        (nil, false, false, []))
     private let release = DispatchSemaphore(value: 0)
 
-    /// The next read waits in the file system until `releaseRead()`.
-    func holdNextRead() { state.withLock { $0.holdNext = true } }
+    /// The next read on the test's own thread named `thread` (`offPool(thread)`) waits in the file system
+    /// until `releaseRead()`. A read anywhere else, a cooperative-pool thread above all, is never held: it is
+    /// noted (`heldElsewhere`) and goes on.
+    func holdNextRead(on thread: String) { state.withLock { $0.holdOn = thread } }
     var isReadHeld: Bool { state.withLock { $0.held } }
+    var wasHeldElsewhere: Bool { state.withLock { $0.heldElsewhere } }
     func releaseRead() { release.signal() }
     /// "read d", "read d done", "close d", in the order they happened.
     var events: [String] { state.withLock { $0.events } }
@@ -34,11 +38,17 @@ private final class HeldReadFileSystem: FileSystem {
     func read(
         _ descriptor: Int32, into buffer: UnsafeMutableRawBufferPointer, at offset: Int64
     ) -> Result<Int, FileSystemError> {
+        let here = DedicatedThread.current
         let hold = state.withLock { state -> Bool in
             state.events.append("read \(descriptor)")
-            defer { state.holdNext = false }
-            state.held = state.holdNext
-            return state.holdNext
+            guard let thread = state.holdOn else { return false }
+            guard thread == here else {
+                state.heldElsewhere = true
+                return false
+            }
+            state.holdOn = nil
+            state.held = true
+            return true
         }
         if hold {
             // A deadline, so that a regression fails the test instead of hanging it.
@@ -79,7 +89,7 @@ struct ReaderCloseTests {
         let location = try log.append([7, 8, 9])
         let reader = try log.makeReader()
         let before = fileSystem.events.count
-        fileSystem.holdNextRead()
+        fileSystem.holdNextRead(on: "the held read")
         async let read = offPool("the held read") { try reader.read(location) }
         try await eventually("the read waits in the file system") { fileSystem.isReadHeld }
         // The read's descriptor, as the file system saw it.
@@ -99,5 +109,6 @@ struct ReaderCloseTests {
         let closed = after.firstIndex(of: "close \(descriptor)")
         #expect(done != nil && closed != nil && done! < closed!, "\(after)")
         #expect(throws: RecordLogError.closed) { try reader.read(location) }
+        #expect(!fileSystem.wasHeldElsewhere, "a read to hold ran on another thread than the test's own")
     }
 }
