@@ -350,20 +350,8 @@ import Testing
         #expect(try await server.stop(SIGTERM) == 0)
         let lines = server.stderr.split(separator: "\n", omittingEmptySubsequences: true)
         #expect(lines.count >= 3, "\(server.stderr)")
-        var connectionLines = 0
-        for line in lines {
-            let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
-            let fields = try #require(object, "not a JSON object: \(line)")
-            #expect(fields["time"] is String && fields["level"] is String && fields["message"] is String, "\(line)")
-            #expect(fields.keys.contains("connection") && fields.keys.contains("peer"), "\(line)")
-            let message = fields["message"] as? String ?? ""
-            if message.contains("bound session 1") || message.contains("integrated versions") {
-                connectionLines += 1
-                #expect(fields["connection"] as? Int == 1, "\(line)")
-                let peer = fields["peer"] as? String ?? ""
-                #expect(peer.hasPrefix("127.0.0.1:") && Int(peer.dropFirst(10)) != nil, "\(line)")
-            }
-        }
+        let connectionLines = try expectJSONLogLines(
+            server.stderr, connectionLinesContaining: ["bound session 1", "integrated versions"])
         #expect(connectionLines >= 2, "\(server.stderr)")
         #expect(server.stderr.contains("SIGTERM"), "\(server.stderr)")
     }
