@@ -59,9 +59,7 @@ var metricsURL: String?
 if let metricsPort = options.operations.metricsPort {
     do {
         let port = try await server.serveMetrics(host: options.core.host, port: metricsPort)
-        metricsURL =
-            options.core.host.contains(":")
-            ? "http://[\(options.core.host)]:\(port)" : "http://\(options.core.host):\(port)"
+        metricsURL = serverURL(scheme: "http", host: options.core.host, port: port)
     } catch {
         fail("cannot listen for metrics on \(options.core.host):\(metricsPort): \(error)", status: 1)
     }
@@ -69,7 +67,7 @@ if let metricsPort = options.operations.metricsPort {
 // SIGHUP from now on reloads the keys file.
 stopSignal.onHangUp { reloadKeys(server: server, path: options.core.apiKeysFile, log: logLine) }
 guard case .webSocket(let host, let port) = server.webSocketEndpoint?.kind else { fail("no endpoint", status: 1) }
-let url = host.contains(":") ? "ws://[\(host)]:\(port)" : "ws://\(host):\(port)"
+let url = serverURL(scheme: "ws", host: host, port: port)
 FileHandleOutput.standardOutput(
     "sync-server listening on \(url) (data: \(options.dataDirectory!)\(metricsURL.map { "; metrics: \($0)/metrics" } ?? ""))\n"
 )

@@ -37,7 +37,7 @@ do {
 guard case .webSocket(let host, let port) = server.webSocketEndpoint?.kind else {
     ServerOptions.fail("no endpoint", status: 1)
 }
-let url = host.contains(":") ? "ws://[\(host)]:\(port)" : "ws://\(host):\(port)"
+let url = serverURL(scheme: "ws", host: host, port: port)
 FileHandleOutput.standardOutput("sync-server-pg listening on \(url) (database: \(database))\n")
 
 // Wait for SIGINT or SIGTERM, then stop cleanly.

@@ -65,9 +65,7 @@ var metricsURL: String?
 if let metricsPort = options.operations.metricsPort {
     do {
         let port = try await frontEnd.serveMetrics(host: options.core.host, port: metricsPort)
-        metricsURL =
-            options.core.host.contains(":")
-            ? "http://[\(options.core.host)]:\(port)" : "http://\(options.core.host):\(port)"
+        metricsURL = serverURL(scheme: "http", host: options.core.host, port: port)
     } catch {
         await frontEnd.stop()
         await store.close()
