@@ -49,7 +49,7 @@ public final class SyncServer: Sendable {
     private let registry: ConnectionRegistry
     private let listener: WebSocketListener?
     /// What `/metrics` shows.
-    private let metrics: ServerMetrics
+    let metrics: ServerMetrics
     /// Listeners that serve only `/metrics` and `/healthz` (see `serveMetrics(host:port:)`).
     private let metricsListeners = Locked<[WebSocketListener]>([])
     /// Follows the store's appends by other front ends (`nil` for a store only this server writes).
@@ -205,7 +205,7 @@ public final class SyncServer: Sendable {
     /// The server's metrics in the Prometheus text exposition format (version 0.0.4): what `GET /metrics`
     /// answers on a networked server's port (before any upgrade) and on `serveMetrics(host:port:)`'s. A
     /// front end of another transport serving an embedded server (`sync-server-nio`) answers its own
-    /// `GET /metrics` with it; the byte counts are then the root listener's, 0.
+    /// `GET /metrics` with it, having counted its sockets' bytes and refusals with `count(_:)`.
     public var prometheusMetrics: String { metrics.prometheusText(openConnections: registry.openCount) }
 
     /// Whether the server began to drain or stop (`beginDraining()`, `stop()`): `/healthz` then answers

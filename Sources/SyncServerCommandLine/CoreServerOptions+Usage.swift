@@ -31,9 +31,13 @@ extension CoreServerOptions {
                                         reset its copy when it returns (default: never forget)
             """
 
-        /// `--max-connections`, `--max-sessions-per-connection`, `--max-partitions`, `--max-idle-partitions`.
+        /// `--max-connections`, `--max-handshaking-connections`, `--max-sessions-per-connection`,
+        /// `--max-partitions`, `--max-idle-partitions`.
         public static let limits = """
               --max-connections N       connections open at once, 1…1000000 (default: 10000)
+              --max-handshaking-connections N
+                                        connections in their opening handshake at once; past it a new
+                                        one is closed at once, 1…1000000 (default: 1024)
               --max-sessions-per-connection N
                                         sessions one connection may bind, 1…100000 (default: 1000)
               --max-partitions N        live partitions, 1…10000000 (default: 100000)

@@ -32,6 +32,10 @@ public struct CoreServerOptions: Sendable, Equatable {
     public var maximumConnections = 10_000
     /// `--max-sessions-per-connection N`, within `sessionsPerConnectionRange`. Default: 1,000.
     public var maximumSessionsPerConnection = 1_000
+    /// `--max-handshaking-connections N`: connections accepted and still in their opening handshake past
+    /// which a new one is closed at once (`WebSocketLimits.maximumHandshakingConnections`), within
+    /// `handshakingConnectionsRange`. Default: 1,024.
+    public var maximumHandshakingConnections = 1_024
     /// `--max-partitions N`: live partitions, within `partitionsRange`. Default: 100,000.
     public var maximumPartitions = 100_000
     /// `--max-idle-partitions N`: idle partitions kept loaded, within `idlePartitionsRange`. Default: 128.
@@ -50,6 +54,8 @@ public struct CoreServerOptions: Sendable, Equatable {
 
     /// What `--max-connections` accepts.
     public static let connectionsRange = 1...1_000_000
+    /// What `--max-handshaking-connections` accepts.
+    public static let handshakingConnectionsRange = 1...1_000_000
     /// What `--max-sessions-per-connection` accepts.
     public static let sessionsPerConnectionRange = 1...100_000
     /// What `--max-partitions` accepts.
@@ -93,6 +99,9 @@ public struct CoreServerOptions: Sendable, Equatable {
             maximumOfflineTime = duration
         case "--max-connections":
             maximumConnections = try arguments.integer(for: argument, in: Self.connectionsRange)
+        case "--max-handshaking-connections":
+            maximumHandshakingConnections = try arguments.integer(
+                for: argument, in: Self.handshakingConnectionsRange)
         case "--max-sessions-per-connection":
             maximumSessionsPerConnection = try arguments.integer(for: argument, in: Self.sessionsPerConnectionRange)
         case "--max-partitions": maximumPartitions = try arguments.integer(for: argument, in: Self.partitionsRange)
@@ -145,12 +154,14 @@ public struct CoreServerOptions: Sendable, Equatable {
             logLevel: logLevel, logger: logger, maximumOfflineTime: maximumOfflineTime)
     }
 
-    /// The WebSocket limits these options set — message size, handshake, idle and hello timeouts, origin
-    /// policy (`nil` when no `--allow-origin`: the listener's default) — for `SyncServer.listening`; the
-    /// others are `WebSocketLimits`' defaults.
+    /// The WebSocket limits these options set — message size, handshake, idle and hello timeouts,
+    /// connections handshaking at once, origin policy (`nil` when no `--allow-origin`: the listener's
+    /// default) — for `SyncServer.listening`; the others are `WebSocketLimits`' defaults.
     public var webSocketLimits: WebSocketLimits {
-        WebSocketLimits(
+        var limits = WebSocketLimits(
             maximumMessageBytes: maximumMessageBytes, handshakeTimeout: handshakeTimeout, idleTimeout: idleTimeout,
             helloTimeout: helloTimeout, originPolicy: originPolicy)
+        limits.maximumHandshakingConnections = maximumHandshakingConnections
+        return limits
     }
 }

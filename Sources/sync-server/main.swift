@@ -71,12 +71,11 @@ let url = serverURL(scheme: "ws", host: host, port: port)
 FileHandleOutput.standardOutput(
     "sync-server listening on \(url) (data: \(options.dataDirectory!)\(metricsURL.map { "; metrics: \($0)/metrics" } ?? ""))\n"
 )
-if options.core.apiKeysFile == nil && !isLoopback(host) {
-    ProgramLog.write(
-        .warn,
-        "anonymous access on \(host), which is not a loopback address: anyone who can reach "
-            + "\(url) may read and write every partition and create new ones (up to --max-partitions-on-disk "
-            + "\(options.operations.maximumPartitionsOnDisk)); give --api-keys FILE, or --host 127.0.0.1")
+if let warning = anonymousAccessWarning(
+    apiKeysFile: options.core.apiKeysFile, host: host, url: url,
+    maximumPartitionsOnDisk: options.operations.maximumPartitionsOnDisk)
+{
+    ProgramLog.write(.warn, warning)
 }
 
 // Wait for SIGINT or SIGTERM, drain if asked, then stop cleanly.

@@ -38,7 +38,8 @@ import Testing
             "--port", "8080", "--host", "0.0.0.0", "--api-keys", "keys", "--max-message-bytes", "2048",
             "--log-level", "info", "--max-offline", "30d", "--max-connections", "7",
             "--max-sessions-per-connection", "3", "--max-partitions", "9", "--max-idle-partitions", "0",
-            "--idle-timeout", "2m", "--handshake-timeout", "5s", "--hello-timeout", "30s", "--allow-origin",
+            "--max-handshaking-connections", "5", "--idle-timeout", "2m", "--handshake-timeout", "5s",
+            "--hello-timeout", "30s", "--allow-origin",
             "https://a.example", "--allow-origin", "https://b.example",
         ])
         #expect(offered.isEmpty)
@@ -53,6 +54,7 @@ import Testing
         expected.maximumSessionsPerConnection = 3
         expected.maximumPartitions = 9
         expected.maximumIdlePartitions = 0
+        expected.maximumHandshakingConnections = 5
         expected.idleTimeout = .seconds(120)
         expected.handshakeTimeout = .seconds(5)
         expected.helloTimeout = .seconds(30)
@@ -67,7 +69,7 @@ import Testing
             "--port", "0", "--max-message-bytes", "4096", "--max-connections", "7", "--max-sessions-per-connection",
             "3", "--max-partitions", "9", "--max-idle-partitions", "2", "--max-offline", "1h", "--log-level",
             "debug", "--idle-timeout", "20s", "--handshake-timeout", "4s", "--hello-timeout", "3s", "--allow-origin",
-            "*",
+            "*", "--max-handshaking-connections", "6",
         ])
         let configuration = options.configuration(store: InMemoryPartitionStore(), authentication: .anonymousAllowed)
         #expect(configuration.maximumMessageBytes == 4096)
@@ -83,6 +85,16 @@ import Testing
         #expect(limits.handshakeTimeout == .seconds(4))
         #expect(limits.helloTimeout == .seconds(3))
         #expect(limits.originPolicy == .anyOrigin)
+        #expect(limits.maximumHandshakingConnections == 6)
+    }
+
+    @Test("without --max-handshaking-connections the WebSocket limits keep their default, 1,024")
+    func defaultHandshakingConnections() throws {
+        let (options, _) = try parse(["--port", "0"])
+        #expect(options.maximumHandshakingConnections == 1_024)
+        #expect(
+            options.webSocketLimits.maximumHandshakingConnections == WebSocketLimits().maximumHandshakingConnections)
+        #expect(options.webSocketLimits.maximumHandshakingConnections == 1_024)
     }
 
     @Test("without --hello-timeout the hello deadline is production's 10 s, in the WebSocket limits too")

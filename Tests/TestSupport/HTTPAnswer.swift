@@ -7,6 +7,12 @@ public struct HTTPAnswer: Sendable {
     public var status: Int
     public var body: String
 
+    /// An answer with `status` and `body` (a test reads `samples` of a metrics page it got in process).
+    public init(status: Int, body: String) {
+        self.status = status
+        self.body = body
+    }
+
     /// `curl` did not finish cleanly or printed no status.
     public struct Failed: Error, CustomStringConvertible {
         public var description: String

@@ -16,6 +16,8 @@ import Testing
             ("--max-connections", "many", "1…1000000"),
             ("--max-sessions-per-connection", "0", "1…100000"),
             ("--max-sessions-per-connection", "100001", "1…100000"),
+            ("--max-handshaking-connections", "0", "1…1000000"),
+            ("--max-handshaking-connections", "1000001", "1…1000000"),
             ("--max-partitions", "0", "1…10000000"), ("--max-partitions", "-5", "1…10000000"),
             ("--max-partitions-on-disk", "0", "1…100000000"),
             ("--max-partitions-on-disk", "100000001", "1…100000000"),
@@ -52,14 +54,14 @@ import Testing
             [
                 "--max-connections", "1", "--max-sessions-per-connection", "1", "--max-partitions", "1",
                 "--max-idle-partitions", "0", "--max-partitions-on-disk", "1", "--idle-timeout", "10s",
-                "--handshake-timeout", "1s",
+                "--handshake-timeout", "1s", "--max-handshaking-connections", "1",
                 "--drain-timeout", "1s",
             ],
             [
                 "--max-connections", "1000000", "--max-sessions-per-connection", "100000", "--max-partitions",
                 "10000000", "--max-idle-partitions", "1000000", "--max-partitions-on-disk", "100000000",
                 "--idle-timeout", "1d", "--handshake-timeout", "5m", "--hello-timeout", "1h",
-                "--drain-timeout", "1h",
+                "--drain-timeout", "1h", "--max-handshaking-connections", "1000000",
             ],
         ] {
             let data = TemporaryDirectory()

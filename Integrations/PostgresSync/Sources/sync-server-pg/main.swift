@@ -14,6 +14,9 @@ import SyncServerCommandLine
 // First: SIGINT, SIGTERM and SIGHUP (ignored) are taken over long before the URL line is printed, so
 // whoever reads it may stop the front end at once; then the command line is parsed and SIGPIPE ignored.
 let (options, stopSignal) = ServerOptions.start()
+// Before anything else can fail for lack of descriptors: each connection needs one.
+DescriptorLimit.raiseToHardLimit()
+ProgramLog.configure(programName: ServerOptions.programName, json: false)
 let authentication = options.authenticationOrFail()
 let database = options.database!
 let store: PostgresPartitionStore
@@ -39,6 +42,12 @@ guard case .webSocket(let host, let port) = server.webSocketEndpoint?.kind else 
 }
 let url = serverURL(scheme: "ws", host: host, port: port)
 FileHandleOutput.standardOutput("sync-server-pg listening on \(url) (database: \(database))\n")
+if let warning = anonymousAccessWarning(
+    apiKeysFile: options.core.apiKeysFile, host: host, url: url,
+    maximumPartitionsOnDisk: options.maximumPartitionsOnDisk)
+{
+    ProgramLog.write(.warn, warning)
+}
 
 // Wait for SIGINT or SIGTERM, then stop cleanly.
 await ServerOptions.exitWhenStopped(by: stopSignal) {

@@ -28,6 +28,11 @@ public final class NIOSyncServer: Sendable {
     /// The listeners of `serveMetrics(host:port:)`, closed by `stop()`.
     private let metricsListeners = NIOLockedValueBox<[any Channel]>([])
     private let eventLoopGroup: any EventLoopGroup
+    /// Connections accepted and not upgraded yet (see `maximumHandshakingConnections`).
+    private let handshaking: HandshakingConnections
+
+    /// How many connections are in their opening handshake now: lets a test wait for them.
+    var handshakingConnectionCount: Int { handshaking.current }
 
     /// A certificate chain and its private key, PEM files (as `--tls-cert` and `--tls-key` name them).
     public struct TLSIdentity: Sendable, Hashable {
@@ -42,9 +47,10 @@ public final class NIOSyncServer: Sendable {
 
     private init(
         server: SyncServer, host: String, port: Int, usesTLS: Bool, path: String?, listener: any Channel,
-        eventLoopGroup: any EventLoopGroup
+        handshaking: HandshakingConnections, eventLoopGroup: any EventLoopGroup
     ) {
         self.server = server
+        self.handshaking = handshaking
         self.eventLoopGroup = eventLoopGroup
         self.path = path
         self.host = host
@@ -63,7 +69,10 @@ public final class NIOSyncServer: Sendable {
     /// `hello` is answered with `welcome`, a frame or message larger than
     /// `maximumUnauthenticatedMessageBytes` is closed with 1009 from its header, nothing behind the
     /// `hello` is read, and a connection not welcomed within `helloTimeout` (pings do not extend it) is
-    /// closed with 1008, as `sync-server`'s (its default: the API key limit, 1 KiB, plus 1 KiB).
+    /// closed with 1008, as `sync-server`'s (its default: the API key limit, 1 KiB, plus 1 KiB). Past
+    /// `maximumHandshakingConnections` accepted and not yet upgraded, a new connection is closed as soon
+    /// as it is accepted. The bytes of every client socket and the connections refused before the upgrade
+    /// are counted in the server's metrics (`SyncServer.count(_:)`).
     ///
     /// - Throws: when the certificate or key cannot be loaded, or the address cannot be bound.
     public static func start(
@@ -72,6 +81,7 @@ public final class NIOSyncServer: Sendable {
         maximumMessageBytes: Int = WireProtocol.maximumMessageSize, handshakeTimeout: TimeAmount = .seconds(10),
         idleTimeout: TimeAmount = .seconds(300), helloTimeout: TimeAmount = .seconds(10),
         maximumUnauthenticatedMessageBytes: Int = 2048, inboundHighWater: Int = 4 << 20,
+        maximumHandshakingConnections: Int = 1_024,
         eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton
     ) async throws -> NIOSyncServer {
         guard case .inProcess(let acceptor) = server.endpoint.kind else {
@@ -82,7 +92,7 @@ public final class NIOSyncServer: Sendable {
             originPolicy: originPolicy, maximumMessageBytes: maximumMessageBytes, handshakeTimeout: handshakeTimeout,
             idleTimeout: idleTimeout, helloTimeout: helloTimeout,
             maximumUnauthenticatedMessageBytes: maximumUnauthenticatedMessageBytes, inboundHighWater: inboundHighWater,
-            eventLoopGroup: eventLoopGroup)
+            maximumHandshakingConnections: maximumHandshakingConnections, eventLoopGroup: eventLoopGroup)
     }
 
     /// `start(serving:…)` handing the connections to `acceptor` (tests: an acceptor that does not read).
@@ -92,6 +102,7 @@ public final class NIOSyncServer: Sendable {
         maximumMessageBytes: Int = WireProtocol.maximumMessageSize, handshakeTimeout: TimeAmount = .seconds(10),
         idleTimeout: TimeAmount = .seconds(300), helloTimeout: TimeAmount = .seconds(10),
         maximumUnauthenticatedMessageBytes: Int = 2048, inboundHighWater: Int = 4 << 20,
+        maximumHandshakingConnections: Int = 1_024,
         eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton
     ) async throws -> NIOSyncServer {
         var sslContext: NIOSSLContext?
@@ -106,6 +117,7 @@ public final class NIOSyncServer: Sendable {
             sslContext = try NIOSSLContext(configuration: configuration)
         }
         let context = sslContext
+        let handshaking = HandshakingConnections(maximum: maximumHandshakingConnections)
         // Send queue bounds: a stalled client is closed past 4 largest messages (64 MiB by default).
         let highWater = max(4 * maximumMessageBytes, 1 << 20)
         let lowWater = 1 << 20
@@ -114,14 +126,24 @@ public final class NIOSyncServer: Sendable {
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
             .childChannelInitializer { channel in
+                // Too many handshaking already: closed before a byte is read.
+                guard let ticket = handshaking.admit() else {
+                    server.count(.refusedHandshaking)
+                    channel.close(promise: nil)
+                    return channel.eventLoop.makeSucceededVoidFuture()
+                }
+                channel.closeFuture.whenComplete { _ in ticket.end() }
                 // A connection that has not upgraded within the handshake timeout (TLS and HTTP included)
                 // is closed: a silent client never holds a descriptor for long.
-                let upgraded = NIOLockedValueBox(false)
                 channel.eventLoop.scheduleTask(in: handshakeTimeout) {
-                    if !upgraded.withLockedValue({ $0 }) { channel.close(promise: nil) }
+                    if ticket.isHandshaking {
+                        server.count(.refusedHandshake)
+                        channel.close(promise: nil)
+                    }
                 }
                 return channel.eventLoop.makeCompletedFuture {
                     let pipeline = channel.pipeline.syncOperations
+                    try pipeline.addHandler(SocketByteCounter(server: server))
                     if let context { try pipeline.addHandler(NIOSSLServerHandler(context: context)) }
                     let upgrader = NIOWebSocketServerUpgrader(
                         maxFrameSize: maximumMessageBytes, automaticErrorHandling: true,
@@ -135,7 +157,7 @@ public final class NIOSyncServer: Sendable {
                         },
                         upgradePipelineHandler: { channel, _ in
                             channel.eventLoop.makeCompletedFuture {
-                                upgraded.withLockedValue { $0 = true }
+                                ticket.end()
                                 let pipeline = channel.pipeline.syncOperations
                                 // Before `welcome`: a small frame limit, one message read (see HelloGate).
                                 let gate = HelloGate(limit: maximumUnauthenticatedMessageBytes)
@@ -196,7 +218,7 @@ public final class NIOSyncServer: Sendable {
         let boundPort = listener.localAddress?.port ?? port
         return NIOSyncServer(
             server: server, host: host, port: boundPort, usesTLS: context != nil, path: path, listener: listener,
-            eventLoopGroup: eventLoopGroup)
+            handshaking: handshaking, eventLoopGroup: eventLoopGroup)
     }
 
     /// Also serves `GET /metrics` and `GET /healthz` on `host:port` (port 0: a free one), plain HTTP

@@ -25,6 +25,8 @@ func fail(_ message: String, status: Int32) -> Never {
 
 // The data directory and logs are for this user only (0700 and 0600): the logs hold every client's data.
 umask(0o077)
+// Before anything else can fail for lack of descriptors: each connection needs one, each loaded partition two.
+DescriptorLimit.raiseToHardLimit()
 let json = options.operations.logFormat == .json
 ProgramLog.configure(programName: ServerOptions.programName, json: json)
 let authentication: SyncServer.Authentication
@@ -56,7 +58,8 @@ do {
         handshakeTimeout: .seconds(options.core.handshakeTimeout.components.seconds),
         idleTimeout: .seconds(options.core.idleTimeout.components.seconds),
         helloTimeout: .seconds(options.core.helloTimeout.components.seconds),
-        maximumUnauthenticatedMessageBytes: configuration.maximumCredentialBytes + 1024)
+        maximumUnauthenticatedMessageBytes: configuration.maximumCredentialBytes + 1024,
+        maximumHandshakingConnections: options.core.maximumHandshakingConnections)
 } catch {
     await store.close()
     fail("cannot serve on \(options.core.host):\(options.core.port!): \(error)", status: 1)
@@ -79,6 +82,12 @@ stopSignal.onHangUp {
 FileHandleOutput.standardOutput(
     "sync-server-nio listening on \(frontEnd.url) (data: \(options.dataDirectory!)"
         + "\(metricsURL.map { "; metrics: \($0)/metrics" } ?? ""))\n")
+if let warning = anonymousAccessWarning(
+    apiKeysFile: options.core.apiKeysFile, host: frontEnd.host, url: frontEnd.url,
+    maximumPartitionsOnDisk: options.operations.maximumPartitionsOnDisk)
+{
+    ProgramLog.write(.warn, warning)
+}
 
 // Wait for SIGINT or SIGTERM, drain if asked, then stop cleanly.
 await ServerOptions.exitWhenStopped(

@@ -46,6 +46,9 @@ struct OperationsProcessTests {
             #expect(after["sync_connections_accepted_total"] == 1, "\(base): \(after)")
             #expect(after["sync_sessions"] == 1, "\(base): \(after)")
             #expect(after["sync_partitions_loaded"] == 1, "\(base): \(after)")
+            // The client's upgrade request, hello and bind in; the 101, welcome and download out.
+            #expect((after["sync_received_bytes_total"] ?? 0) > 100, "\(base): \(after)")
+            #expect((after["sync_sent_bytes_total"] ?? 0) > 100, "\(base): \(after)")
         }
         // The metrics port serves only metrics and health.
         #expect(try await HTTPAnswer.get("http://127.0.0.1:\(metricsPort)/other").status == 404)
@@ -162,6 +165,7 @@ struct OperationsProcessTests {
         #expect(try await help.waitForExit() == 0)
         for option in [
             "--log-format", "--metrics-port", "--max-partitions-on-disk", "--drain-timeout", "SIGHUP reloads",
+            "--max-handshaking-connections",
         ] {
             #expect(help.stdout.contains(option), "\(option)")
         }
@@ -170,11 +174,67 @@ struct OperationsProcessTests {
             (["--drain-timeout", "2h"], "--drain-timeout must be"),
             (["--max-partitions-on-disk", "0"], "--max-partitions-on-disk must be"),
             (["--metrics-port", "65536"], "--metrics-port must be 0…65535"),
+            (
+                ["--max-handshaking-connections", "0"],
+                "--max-handshaking-connections must be a whole number in 1…1000000"
+            ),
         ] {
             let server = try ChildProcess(
                 syncServerNIO: ["--port", "0", "--data", "/tmp/unused-\(UUID())"] + arguments)
             #expect(try await server.waitForExit() == 64, "\(arguments)")
             #expect(server.stderr.contains(message), "\(arguments): \(server.stderr)")
+        }
+    }
+
+    @Test func maxHandshakingConnectionsClosesASocketPastItAtOnceAndTheMetricsCountIt() async throws {
+        let data = TemporaryDirectory()
+        defer { data.remove() }
+        let server = try ChildProcess(syncServerNIO: [
+            "--port", "0", "--data", data.url.path, "--metrics-port", "0", "--max-handshaking-connections", "1",
+        ])
+        let port = try await server.port()
+        let match = try #require(server.stdout.firstMatch(of: /metrics: (http:\/\/127\.0\.0\.1:\d+)\/metrics/))
+        let metrics = String(match.1) + "/metrics"
+        // The first socket takes the one place and keeps it (half a request).
+        let first = try await RawClient.connect(port: port)
+        await first.send(Array("GET / HTTP/1.1\r\n".utf8))
+        // Sockets after it are closed at once, each counted; the first is still served.
+        let second = try await RawClient.connect(port: port)
+        do {
+            try await eventually("the second socket to be closed", limit: .seconds(20)) { second.isClosed }
+            let samples = try await HTTPAnswer.get(metrics).samples
+            #expect(samples["sync_connections_refused_total{reason=\"handshaking_limit\"}"] == 1, "\(samples)")
+            await first.send(
+                Array(
+                    ("Host: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\n"
+                        + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n").utf8))
+            try await eventually("the first socket's upgrade", limit: .seconds(20)) {
+                first.receivedText.contains("\r\n\r\n")
+            }
+            #expect(first.receivedText.hasPrefix("HTTP/1.1 101"), "\(first.receivedText.prefix(80))")
+        } catch {
+            Issue.record("\(error)")
+        }
+        await first.close()
+        await second.close()
+        #expect(try await server.stop(SIGTERM) == 0, "\(server.stderr)")
+    }
+
+    @Test("anonymous access on 0.0.0.0 is warned about at start; on 127.0.0.1 it is not")
+    func anonymousAccessOnANetworkAddressIsWarnedAbout() async throws {
+        for (host, warned) in [("0.0.0.0", true), ("127.0.0.1", false)] {
+            let data = TemporaryDirectory()
+            defer { data.remove() }
+            // Listening on every interface only to read the start-up warning: no traffic is sent to it.
+            let server = try ChildProcess(syncServerNIO: [
+                "--port", "0", "--data", data.url.path, "--host", host, "--max-partitions-on-disk", "500",
+            ])
+            _ = try await server.port()
+            #expect(try await server.stop(SIGTERM) == 0)
+            #expect(server.stderr.contains("warning: anonymous access") == warned, "\(host): \(server.stderr)")
+            if warned {
+                #expect(server.stderr.contains("(up to --max-partitions-on-disk 500)"), "\(server.stderr)")
+            }
         }
     }
 }

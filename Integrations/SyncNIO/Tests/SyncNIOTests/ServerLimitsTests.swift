@@ -1,9 +1,10 @@
 import Foundation
 import NIOCore
-import SyncNIO
 import SyncServer
 import TestSupport
 import Testing
+
+@testable import SyncNIO
 
 /// `NIOSyncServer`'s limits before and after the upgrade, as the root `sync-server`'s (docs/Server.md,
 /// "Limits"): browser pages (`Origin`), the `hello` deadline and size.
@@ -127,5 +128,106 @@ extension ServerLimitsTests {
         }
         await client.close()
         await server.stop()
+    }
+}
+
+extension ServerLimitsTests {
+    @Test(
+        "past maximumHandshakingConnections a new socket is closed at once and counted; the ones handshaking are kept")
+    func aSocketPastTheHandshakingLimitIsClosedAtOnce() async throws {
+        let server = try await NIOSyncServer.start(
+            serving: try await SyncServer.embedded(), handshakeTimeout: .seconds(60), maximumHandshakingConnections: 2)
+        // Two sockets that send half a request, then nothing.
+        let idle = [try await RawClient.connect(port: server.port), try await RawClient.connect(port: server.port)]
+        for client in idle { await client.send(Array("GET / HTTP/1.1\r\n".utf8)) }
+        let third: RawClient
+        do {
+            try await eventually("both idle sockets to be handshaking", limit: .seconds(20)) {
+                server.handshakingConnectionCount == 2
+            }
+            third = try await RawClient.connect(port: server.port)
+            try await eventually("the third socket to be closed", limit: .seconds(20)) { third.isClosed }
+            // The first is still handshaking: finishing its request upgrades it.
+            await idle[0].send(
+                Array(
+                    ("Host: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\n"
+                        + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n").utf8))
+            try await eventually("the first socket's upgrade", limit: .seconds(20)) {
+                idle[0].receivedText.contains("\r\n\r\n")
+            }
+            #expect(idle[0].receivedText.hasPrefix("HTTP/1.1 101"), "\(idle[0].receivedText.prefix(80))")
+            // Upgraded, it no longer counts: a new socket is admitted.
+            try await eventually("one socket left handshaking", limit: .seconds(20)) {
+                server.handshakingConnectionCount == 1
+            }
+            #expect(try await Self.statusLine(server, origin: nil).hasPrefix("HTTP/1.1 101"))
+        } catch {
+            Issue.record("\(error)")
+            for client in idle { await client.close() }
+            await server.stop()
+            return
+        }
+        let samples = HTTPAnswer(status: 200, body: server.server.prometheusMetrics).samples
+        #expect(samples["sync_connections_refused_total{reason=\"handshaking_limit\"}"] == 1, "\(samples)")
+        await third.close()
+        for client in idle { await client.close() }
+        await server.stop()
+    }
+
+    @Test func aSocketThatNeverFinishesItsHandshakeIsClosedAfterTheTimeoutAndCountedAsABadHandshake() async throws {
+        let server = try await NIOSyncServer.start(
+            serving: try await SyncServer.embedded(), handshakeTimeout: .milliseconds(200))
+        let client = try await RawClient.connect(port: server.port)
+        await client.send(Array("GET / HTTP/1.1\r\n".utf8))
+        do {
+            try await eventually("the silent socket to be closed", limit: .seconds(20)) { client.isClosed }
+            try await eventually("nothing left handshaking", limit: .seconds(20)) {
+                server.handshakingConnectionCount == 0
+            }
+        } catch {
+            Issue.record("\(error)")
+        }
+        let samples = HTTPAnswer(status: 200, body: server.server.prometheusMetrics).samples
+        #expect(samples["sync_connections_refused_total{reason=\"bad_handshake\"}"] == 1, "\(samples)")
+        await client.close()
+        await server.stop()
+    }
+
+    @Test func theBytesOfEverySocketAreCountedInTheMetricsExactly() async throws {
+        let server = try await NIOSyncServer.start(serving: try await SyncServer.embedded())
+        let client = try await Self.upgraded(server)
+        let hello = clientFrame(opcode: 2, payload: ClientMessage.hello(Hello(credential: .anonymous)).encoded())
+        await client.send(hello)
+        do {
+            // `welcome` follows the 101 response.
+            let head = client.receivedText.utf8.count
+            try await eventually("the welcome after the 101 response", limit: .seconds(20)) {
+                client.received.count > head
+            }
+            let requestBytes = Self.upgradeRequestBytes + hello.count
+            try await eventually("the server to count every byte both ways", limit: .seconds(20)) {
+                let samples = HTTPAnswer(status: 200, body: server.server.prometheusMetrics).samples
+                return samples["sync_received_bytes_total"] == Double(requestBytes)
+                    && samples["sync_sent_bytes_total"] == Double(client.received.count)
+            }
+        } catch {
+            let samples = HTTPAnswer(status: 200, body: server.server.prometheusMetrics).samples
+            let counted =
+                "received \(String(describing: samples["sync_received_bytes_total"])), sent "
+                + "\(String(describing: samples["sync_sent_bytes_total"]))"
+            Issue.record(
+                "\(error): \(counted); the client sent \(Self.upgradeRequestBytes + hello.count) and received \(client.received.count)"
+            )
+        }
+        await client.close()
+        await server.stop()
+    }
+
+    /// The bytes of `RawClient.sendUpgrade()`'s request.
+    static var upgradeRequestBytes: Int {
+        [
+            "GET / HTTP/1.1", "Host: 127.0.0.1", "Upgrade: websocket", "Connection: Upgrade",
+            "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==", "Sec-WebSocket-Version: 13",
+        ].joined(separator: "\r\n").utf8.count + 4
     }
 }

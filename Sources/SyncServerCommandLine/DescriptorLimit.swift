@@ -5,13 +5,13 @@
 #endif
 
 /// The process's limit on open file descriptors (`RLIMIT_NOFILE`).
-enum DescriptorLimit {
+public enum DescriptorLimit {
     /// Raises the soft limit to the hard limit (on Darwin at most `OPEN_MAX`, what `setrlimit` accepts)
     /// and returns the soft limit in effect afterwards; `nil` if it cannot be read. Each connection costs
     /// the server one descriptor and each loaded partition two, so the default soft limit (often 1,024)
     /// would cap a server far below what it can serve.
     @discardableResult
-    static func raiseToHardLimit() -> UInt64? {
+    public static func raiseToHardLimit() -> UInt64? {
         var limit = rlimit()
         guard getrlimit(resource, &limit) == 0 else { return nil }
         var target = limit.rlim_max
@@ -31,9 +31,4 @@ enum DescriptorLimit {
     #else
         private static let resource = RLIMIT_NOFILE
     #endif
-}
-
-/// Whether `host` (as the listener reports it) is a loopback address: only this machine can connect.
-func isLoopback(_ host: String) -> Bool {
-    host == "localhost" || host == "::1" || host.hasPrefix("127.")
 }
