@@ -7,7 +7,7 @@ import Testing
 
 /// Group commit across sessions (`ServerCore+GroupCommit`): uploads of different sessions waiting for one
 /// partition share one `PartitionStore.append`, each acknowledged only once that append returned.
-@Suite(.timeLimit(.minutes(1))) struct GroupCommitTests {
+@Suite(.timeLimit(.minutes(5))) struct GroupCommitTests {
     /// `count` clients bound to partition "p" with client files 1…count (session 1 each), and the store
     /// holding its appends; client 1's upload is in the store's held append and the others' wait for the
     /// next commit when it returns.

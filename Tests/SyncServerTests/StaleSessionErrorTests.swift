@@ -5,7 +5,7 @@ import Testing
 
 /// A binding the server already ended and reported must not be reported again later: the client binds the
 /// same session number again, and would take the late report for its new binding's.
-@Suite(.timeLimit(.minutes(1))) struct StaleSessionErrorTests {
+@Suite(.timeLimit(.minutes(5))) struct StaleSessionErrorTests {
     /// What `PostgresSync`'s `databaseRestartedUnderLoad` hung on (once in 5 runs here): PostgreSQL stopped
     /// while a session's pump read from it and its upload waited in an append. The read failed first: the
     /// pump ended the binding and sent `internalError`; the client bound again after its backoff. The

@@ -206,8 +206,13 @@ import Testing
             dataShort.remove()
             dataLong.remove()
         }
-        let short = try ChildProcess(syncServer: ["--port", "0", "--data", dataShort.url.path, "--idle-timeout", "10s"])
-        let long = try ChildProcess(syncServer: ["--port", "0", "--data", dataLong.url.path, "--idle-timeout", "1d"])
+        // At debug level each server logs why it closed a connection: a failure below shows it.
+        let short = try ChildProcess(syncServer: [
+            "--port", "0", "--data", dataShort.url.path, "--idle-timeout", "10s", "--log-level", "debug",
+        ])
+        let long = try ChildProcess(syncServer: [
+            "--port", "0", "--data", dataLong.url.path, "--idle-timeout", "1d", "--log-level", "debug",
+        ])
         let longClient = WireClient(.webSocket(host: "127.0.0.1", port: try await long.port()))
         try await longClient.welcome()
         let shortClient = WireClient(.webSocket(host: "127.0.0.1", port: try await short.port()))
@@ -218,9 +223,13 @@ import Testing
             return
         }
         longClient.send(.ping(id: 7))
-        #expect(try await longClient.nextMessage() == .pong(id: 7))
+        do {
+            #expect(try await longClient.nextMessage() == .pong(id: 7))
+        } catch {
+            Issue.record("the 1d server's client: \(error); that server's log:\n\(long.stderr.suffix(4_000))")
+        }
         #expect(try await short.stop(SIGTERM) == 0)
-        #expect(try await long.stop(SIGTERM) == 0)
+        #expect(try await long.stop(SIGTERM) == 0, "\(long.stderr.suffix(4_000))")
     }
 
     private func keysFile(_ text: String, at url: URL) throws {
