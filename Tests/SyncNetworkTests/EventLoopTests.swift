@@ -108,6 +108,34 @@ import Testing
         #expect(!order.withLock { $0 }.contains("in an hour"))
     }
 
+    @Test(
+        "a timer cancelled by an earlier timer due in the same round does not run; one a timer schedules runs in a later round",
+        arguments: 0..<pollers().count)
+    func aTimerCancelledByAnEarlierTimerOfTheSameRoundDoesNotRun(poller index: Int) async throws {
+        let loop = try EventLoop(name: "EventLoopTests", poller: try Self.pollers()[index]())
+        let order = Locked<[String]>([])
+        let (done, finished) = AsyncStream<Void>.makeStream()
+        loop.execute {
+            // Both overdue when the loop next looks: one round runs them, the first cancelling the second.
+            let base = ContinuousClock.now
+            var second: UInt64 = 0
+            loop.schedule(at: base - .milliseconds(2)) {
+                order.withLock { $0.append("first") }
+                loop.cancelTimer(second)
+                loop.schedule(at: base - .milliseconds(3)) {
+                    order.withLock { $0.append("scheduled by first, overdue") }
+                    finished.yield()
+                }
+            }
+            second = loop.schedule(at: base - .milliseconds(1)) { order.withLock { $0.append("cancelled by first") } }
+        }
+        var iterator = done.makeAsyncIterator()
+        await iterator.next()
+        #expect(order.withLock { $0 } == ["first", "scheduled by first, overdue"])
+        await loop.stop()
+        #expect(!order.withLock { $0 }.contains("cancelled by first"))
+    }
+
     /// Set when its instance is released.
     final class Probe: Sendable {
         let released: Locked<Bool>

@@ -205,10 +205,10 @@ final class EventLoop: @unchecked Sendable {
 
     private func runDueTimers() {
         let now = ContinuousClock.now
-        // Those due now, in deadline order; timers they schedule run in a later round.
-        var due: [() -> Void] = []
-        while let work = timers.popDue(now: now) { due.append(work) }
-        for work in due { work() }
+        // Those due now, in deadline order, each taken when it runs, so that one a timer cancels does not
+        // run; timers they schedule run in a later round.
+        let newest = timers.newestID
+        while let work = timers.popDue(now: now, insertedThrough: newest) { work() }
     }
 
     private func drainWakeups() {

@@ -19,6 +19,9 @@ struct TimerHeap<Value> {
     /// Timers scheduled and neither run nor cancelled.
     var count: Int { live.count }
 
+    /// The id of the latest timer inserted (0 before the first).
+    var newestID: UInt64 { nextID }
+
     /// Adds `value` due at `deadline`; returns its id (ids grow, so equal deadlines run in insertion order).
     mutating func insert(deadline: ContinuousClock.Instant, _ value: Value) -> UInt64 {
         nextID += 1
@@ -43,10 +46,12 @@ struct TimerHeap<Value> {
         }
     }
 
-    /// Removes and returns the earliest timer due at `now`, or `nil`.
-    mutating func popDue(now: ContinuousClock.Instant) -> Value? {
+    /// Removes and returns the earliest timer due at `now` among those inserted up to id `newest`, or
+    /// `nil`. Popping one at a time and running it before the next lets a timer cancel a later one due in
+    /// the same round; `newest` keeps timers inserted meanwhile for a later round.
+    mutating func popDue(now: ContinuousClock.Instant, insertedThrough newest: UInt64 = .max) -> Value? {
         dropCancelledTop()
-        guard let first = entries.first, first.deadline <= now else { return nil }
+        guard let first = entries.first, first.deadline <= now, first.id <= newest else { return nil }
         removeTop()
         live.remove(first.id)
         dropCancelledTop()
