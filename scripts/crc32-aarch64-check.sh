@@ -6,14 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 if ! command -v aarch64-linux-gnu-gcc > /dev/null || ! command -v qemu-aarch64-static > /dev/null; then
-    echo "crc32-aarch64-check: installing gcc-aarch64-linux-gnu and qemu-user-static with apt-get" >&2
-    if [ "$(id -u)" -ne 0 ]; then
-        echo "crc32-aarch64-check: they are missing and installing them needs root" >&2
-        exit 1
-    fi
-    export DEBIAN_FRONTEND=noninteractive
-    apt-get update -qq > /dev/null
-    apt-get install -y -qq gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user-static > /dev/null
+    ./apt-install.sh crc32-aarch64-check gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user-static
 fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

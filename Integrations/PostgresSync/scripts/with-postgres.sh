@@ -32,14 +32,7 @@ find_bin() {
 
 PG_BIN=$(find_bin)
 if [ -z "$PG_BIN" ]; then
-    echo "with-postgres: installing PostgreSQL (apt-get install postgresql)" >&2
-    if [ "$(id -u)" -ne 0 ]; then
-        echo "with-postgres: PostgreSQL is missing and installing it needs root" >&2
-        exit 1
-    fi
-    export DEBIAN_FRONTEND=noninteractive
-    apt-get update -qq >/dev/null
-    apt-get install -y -qq postgresql >/dev/null
+    "$(cd "$(dirname "$0")/../../.." && pwd)/scripts/apt-install.sh" with-postgres postgresql
     PG_BIN=$(find_bin)
     if [ -z "$PG_BIN" ]; then
         echo "with-postgres: no initdb after installing postgresql" >&2

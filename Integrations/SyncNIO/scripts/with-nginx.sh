@@ -26,15 +26,8 @@ root=$(cd "$here/../.." && pwd)
 find_nginx() { command -v nginx || { [ -x /usr/sbin/nginx ] && echo /usr/sbin/nginx; } || true; }
 NGINX=$(find_nginx)
 if [ -z "$NGINX" ] || ! command -v openssl >/dev/null || ! command -v curl >/dev/null; then
-    echo "with-nginx: installing nginx, openssl and curl (apt-get install nginx-light openssl curl)" >&2
-    if [ "$(id -u)" -ne 0 ]; then
-        echo "with-nginx: nginx or openssl is missing and installing needs root" >&2
-        exit 1
-    fi
-    export DEBIAN_FRONTEND=noninteractive
-    apt-get update -qq >/dev/null
     # policy-rc.d or not: the package's own service is not wanted running.
-    apt-get install -y -qq nginx-light openssl curl >/dev/null
+    "$root/scripts/apt-install.sh" with-nginx nginx-light openssl curl
     NGINX=$(find_nginx)
     [ -n "$NGINX" ] || { echo "with-nginx: no nginx after installing it" >&2; exit 1; }
 fi
