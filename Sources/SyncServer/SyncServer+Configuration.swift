@@ -46,7 +46,9 @@ extension SyncServer {
         /// history file per partition), so a client that binds ever new names would otherwise fill the
         /// disk. The server counts the store's partitions once (`PartitionStore.partitionCount()`) and the
         /// ones it creates from then on; with a store that does not count (the default for a custom store),
-        /// there is no limit.
+        /// there is no limit. A store that refuses a creation itself (`PartitionCreationRefused`, as a
+        /// `PostgresPartitionStore` shared by several servers does at its `maximumPartitions`) has the bind
+        /// refused the same way.
         public var maximumPartitionsInStore: Int?
         /// The longest partition name, in UTF-8 bytes; a longer one is refused with `.malformedMessage`.
         /// Default: 1,024.

@@ -132,3 +132,75 @@ struct PartitionCreationTests {
         await store.close()
     }
 }
+
+/// A store that caps its partitions itself, as a store shared by several front ends does: loading a
+/// partition it does not hold beyond `cap` throws `PartitionCreationRefused`, creating nothing. Counts
+/// its partitions for the server as an `InMemoryPartitionStore` does.
+private actor SelfCappedStore: PartitionStore {
+    /// Called through the protocol, as the server calls a store (its witnesses, not the extension's defaults).
+    let inner: any PartitionStore = InMemoryPartitionStore()
+    let cap: Int
+    private(set) var refusals = 0
+
+    init(cap: Int) { self.cap = cap }
+
+    private func admit(_ partition: String) async throws {
+        guard try await !inner.holdsPartition(partition), try await inner.partitionCount() ?? 0 >= cap else { return }
+        refusals += 1
+        throw PartitionCreationRefused(
+            partition: partition, reason: "the store holds at most \(cap) partitions and creates no more")
+    }
+
+    func summaries(of partition: String) async throws -> [StoredChangesetSummary] {
+        try await admit(partition)
+        return try await inner.summaries(of: partition)
+    }
+
+    func historyID(of partition: String) async throws -> UInt64 {
+        try await admit(partition)
+        return try await inner.historyID(of: partition)
+    }
+
+    func read(_ versions: ClosedRange<UInt64>, of partition: String) async throws -> [StoredChangeset] {
+        try await inner.read(versions, of: partition)
+    }
+
+    func append(_ changesets: [StoredChangeset], to partition: String) async throws {
+        try await inner.append(changesets, to: partition)
+    }
+
+    func partitionCount() async throws -> Int? { try await inner.partitionCount() }
+    func holdsPartition(_ partition: String) async throws -> Bool { try await inner.holdsPartition(partition) }
+}
+
+extension PartitionCreationTests {
+    @Test(
+        "a store that refuses to create a partition (PartitionCreationRefused) gets the bind permissionDenied with its reason, not retried, nothing created; held partitions bind"
+    )
+    func storeRefusesCreation() async throws {
+        // The store allows 1 partition, the server's own count 10: only the store refuses.
+        let store = SelfCappedStore(cap: 1)
+        let server = try await SyncServer.embedded(configuration: .init(store: store, maximumPartitionsInStore: 10))
+        let client = try await TestClient.welcomed(to: server)
+        _ = try await client.bind(1, partition: "a", clientFileID: 1)
+        client.send(.bind(Bind(sessionID: 2, partition: "b", clientFileID: 1, downloadedVersion: 0)))
+        let refused = try await client.nextError()
+        #expect(refused.code == .permissionDenied)
+        #expect(refused.code.isFatal)
+        #expect(refused.sessionID == 2)
+        #expect(refused.retryAfterMilliseconds == nil)
+        #expect(refused.message.contains("at most 1 partitions"), "\(refused.message)")
+        #expect(refused.message.contains("b is not created"), "\(refused.message)")
+        #expect(try await store.holdsPartition("b") == false)
+        #expect(try await store.partitionCount() == 1)
+        // The held partition binds on another connection; the refused one is refused again, by the store.
+        let other = try await TestClient.welcomed(to: server)
+        _ = try await other.bind(1, partition: "a", clientFileID: 2)
+        other.send(.bind(Bind(sessionID: 2, partition: "b", clientFileID: 2, downloadedVersion: 0)))
+        #expect(try await other.nextError().code == .permissionDenied)
+        #expect(await store.refusals == 2)
+        try await client.expectNothingPending()
+        try await other.expectNothingPending()
+        await server.stop()
+    }
+}

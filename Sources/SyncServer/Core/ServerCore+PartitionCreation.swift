@@ -7,6 +7,11 @@
 /// and the reservation happen on the actor without suspending between them, so binds of new partitions
 /// from many connections at once create at most the maximum; binds of one name are serialised by the
 /// partition's gate, so that name counts once.
+///
+/// That count is this server's: servers sharing a store see each other's creations only in the store.
+/// Such a store enforces the cap itself where it creates a partition and throws `PartitionCreationRefused`
+/// past it; the bind is then refused as here (`permissionDenied`, see `ServerCore.bind`), and the
+/// reservation is released without counting a partition (`creationEnded(of:)`: the store does not hold it).
 extension ServerCore {
     /// What a bind may do with a partition that is not loaded.
     enum LoadAdmission {

@@ -213,6 +213,10 @@ actor ServerCore {
             if creating { creationEnded(succeeded: true) }
         } catch {
             if creating { await creationEnded(of: partition) }
+            // The store's own cap (shared by several front ends): refused as the server's own count refuses.
+            if let refused = error as? PartitionCreationRefused {
+                return reject(sessionID, on: connection, .permissionDenied, refused.description)
+            }
             return reject(
                 sessionID, on: connection, .internalError, "could not load \(bind.partition): \(error)",
                 retryAfterMilliseconds: Self.retryAfterStorageFailure

@@ -92,7 +92,9 @@ public protocol PartitionStore: Sendable {
     /// How many partitions the store holds (each one `summaries` or `historyID` was ever called for), or
     /// `nil` when the store does not count them (the default): the server's `maximumPartitionsInStore` is
     /// then not enforced. The server asks once, before it creates its first partition, and counts the ones
-    /// it creates from then on.
+    /// it creates from then on. A store shared by several servers, whose count moves under each of them,
+    /// enforces its own cap where it creates partitions and throws `PartitionCreationRefused` from
+    /// `summaries(of:)` or `historyID(of:)` past it (the server refuses that bind as past its own count).
     func partitionCount() async throws -> Int?
 
     /// Whether the store holds `partition` — whether loading it finds a log rather than creates one. The
