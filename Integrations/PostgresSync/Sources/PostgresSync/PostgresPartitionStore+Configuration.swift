@@ -8,6 +8,13 @@ extension PostgresPartitionStore {
         /// The most connections the store's pool opens (the listening connection comes on top).
         /// Default: 16.
         public var maximumConnections: Int
+        /// The most partitions (rows of `sync_partitions`) the database may hold, enforced by the store
+        /// where it creates one, atomically across every front end sharing the database; `nil` (default):
+        /// no limit. Loading a partition the database does not hold at the cap throws
+        /// `PartitionCreationRefused` and creates nothing (the server refuses that bind with
+        /// `permissionDenied`); partitions it holds load as always. `sync-server-pg` sets it from
+        /// `--max-partitions-on-disk`, with the server's own `maximumPartitionsInStore`.
+        public var maximumPartitions: Int?
         /// How long one operation (a load, a read, an append, opening) may wait for the database before it
         /// fails with `PostgresPartitionStoreError.timedOut`. Default: 10 s.
         public var operationTimeout: Duration
@@ -42,6 +49,7 @@ extension PostgresPartitionStore {
         public init(
             url: DatabaseURL,
             maximumConnections: Int = 16,
+            maximumPartitions: Int? = nil,
             operationTimeout: Duration = .seconds(10),
             statementTimeout: Duration? = nil,
             lockTimeout: Duration? = nil,
@@ -54,6 +62,7 @@ extension PostgresPartitionStore {
         ) {
             self.url = url
             self.maximumConnections = maximumConnections
+            self.maximumPartitions = maximumPartitions.map { max(0, $0) }
             self.operationTimeout = operationTimeout
             self.statementTimeout = statementTimeout ?? operationTimeout
             self.lockTimeout = lockTimeout ?? operationTimeout / 2

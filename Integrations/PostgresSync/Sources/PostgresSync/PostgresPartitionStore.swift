@@ -34,6 +34,10 @@ import SyncServer
 /// - **Origins:** every entry keeps its origin and duplicate mark (`StoredChangeset.origin`,
 ///   `.duplicateOf`; `storesChangesetOrigins`), so the front ends integrate each origin once: a changeset
 ///   recovered again by a second client reset is a duplicate entry, delivered to other clients empty.
+/// - **Cap:** with `Configuration.maximumPartitions`, a partition's row is created only while the database
+///   holds fewer rows, under an advisory lock that serialises the creations of every front end (see
+///   `partitionCount()`); past it, loading a partition the database does not hold throws
+///   `PartitionCreationRefused`, which the server refuses as its own cap (`permissionDenied`).
 /// - **Failures:** every operation gives up after `operationTimeout` with
 ///   `PostgresPartitionStoreError.timedOut`; database errors become `.database` with their SQLSTATE. The
 ///   server reports both to clients as `internalError` with a retry hint; the connection pool reconnects
@@ -249,8 +253,9 @@ public final class PostgresPartitionStore: PartitionStore {
     /// The rows of `sync_partitions`: every partition any front end ever loaded (`summaries` or `historyID`
     /// register it), written or not, so that the server enforces `maximumPartitionsInStore`
     /// (`sync-server-pg --max-partitions-on-disk`). The server reads it once, before it creates its first
-    /// partition, and then counts the ones it creates itself: front ends sharing a database each count the
-    /// others' creations only from their next start.
+    /// partition, and then counts the ones it creates itself — a fast path that sees the others' creations
+    /// only from its next start. With `Configuration.maximumPartitions` the store enforces the cap where it
+    /// creates a row, atomically across front ends (`register(_:within:)`), so together they never pass it.
     public func partitionCount() async throws -> Int? {
         try await run("count the partitions") { client in
             let rows = try await client.query("SELECT count(*) FROM sync_partitions")
@@ -340,20 +345,66 @@ public final class PostgresPartitionStore: PartitionStore {
 
     /// The id of the partition's row, creating the row if needed; from then on the store announces the
     /// partition's appends.
+    ///
+    /// - Throws: `PartitionCreationRefused` when the database has no row for it and holds
+    ///   `maximumPartitions` already (see `register(_:within:)`); `PostgresPartitionStoreError` otherwise.
     private func partitionID(of partition: String) async throws -> Int64 {
         if let id = state.withLockedValue({ $0.ids[partition] }) { return id }
-        let id = try await run("register partition \(partition)") { client in
-            try await client.query(
-                "INSERT INTO sync_partitions (name) VALUES (\(partition)) ON CONFLICT (name) DO NOTHING")
-            let rows = try await client.query("SELECT id FROM sync_partitions WHERE name = \(partition)")
-            for try await id in rows.decode(Int64.self) { return id }
-            throw PostgresPartitionStoreError.unexpectedRow(operation: "register partition \(partition)")
+        let id: Int64
+        if let limit = configuration.maximumPartitions {
+            guard let registered = try await register(partition, within: limit) else {
+                log(.info, "the database holds its maximum of \(limit) partitions: \(partition) is not created")
+                throw PartitionCreationRefused(
+                    partition: partition, reason: "the server holds at most \(limit) partitions and creates no more")
+            }
+            id = registered
+        } else {
+            id = try await run("register partition \(partition)") { client in
+                try await client.query(
+                    "INSERT INTO sync_partitions (name) VALUES (\(partition)) ON CONFLICT (name) DO NOTHING")
+                let rows = try await client.query("SELECT id FROM sync_partitions WHERE name = \(partition)")
+                for try await id in rows.decode(Int64.self) { return id }
+                throw PostgresPartitionStoreError.unexpectedRow(operation: "register partition \(partition)")
+            }
         }
         state.withLockedValue { state in
             state.ids[partition] = id
             state.names[id] = partition
         }
         return id
+    }
+
+    /// The id of the partition's row, creating the row only while `sync_partitions` holds fewer than
+    /// `limit` rows; `nil` when it has none and may not get one.
+    ///
+    /// A partition that has a row is found without a lock. Otherwise one transaction takes the advisory
+    /// lock `PostgresSchema.creationLock`, which serialises every capped creation of every front end on
+    /// the database, then counts the rows and inserts only below `limit`: each statement after the lock
+    /// sees every row committed by the creations before it (READ COMMITTED takes a snapshot per statement,
+    /// and the lock is released only once the transaction that held it committed), so front ends creating
+    /// at once never pass the cap together. A row inserted meanwhile under the same name (by another front
+    /// end) is found instead.
+    private func register(_ partition: String, within limit: Int) async throws -> Int64? {
+        let logger = log.logger
+        let limit = Int64(clamping: limit)
+        return try await run("register partition \(partition)") { client -> Int64? in
+            let held = try await client.query("SELECT id FROM sync_partitions WHERE name = \(partition)")
+            for try await id in held.decode(Int64.self) { return id }
+            return try await client.withTransaction(logger: logger) { connection -> Int64? in
+                try await connection.query(
+                    "SELECT pg_advisory_xact_lock(\(PostgresSchema.creationLock))", logger: logger)
+                try await connection.query(
+                    """
+                    INSERT INTO sync_partitions (name) SELECT \(partition)
+                    WHERE (SELECT count(*) FROM sync_partitions) < \(limit)
+                    ON CONFLICT (name) DO NOTHING
+                    """, logger: logger)
+                let rows = try await connection.query(
+                    "SELECT id FROM sync_partitions WHERE name = \(partition)", logger: logger)
+                for try await id in rows.decode(Int64.self) { return id }
+                return nil
+            }
+        }
     }
 
     private func latestVersion(of id: Int64, partition: String) async throws -> Int64 {

@@ -43,6 +43,10 @@ enum PostgresSchema {
     static let channel = "sync_appends"
     /// The advisory lock key migrations hold (a constant of this schema: "SyncPG16").
     static let migrationLock: Int64 = 0x5379_6E63_5047_3136
+    /// The advisory lock key a store with `maximumPartitions` holds (for one transaction) while it counts
+    /// `sync_partitions` and inserts a partition's row, so that creations on every front end are
+    /// serialised against the cap ("SyncPGC1"). Not part of the schema: no migration adds it.
+    static let creationLock: Int64 = 0x5379_6E63_5047_4331
 
     /// The statements that take a database from version `index` to `index + 1`.
     static let migrations: [[String]] = [

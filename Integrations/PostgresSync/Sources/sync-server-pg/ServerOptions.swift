@@ -30,8 +30,8 @@ struct ServerOptions: ServerCommandLine {
         \(CoreServerOptions.Usage.limits)
           --max-partitions-on-disk N
                                     partitions kept in the database; binding a new one beyond it is
-                                    refused (permissionDenied), 1…100000000 (default: 1000000); each
-                                    front end counts the database's once, then the ones it creates
+                                    refused (permissionDenied), 1…100000000 (default: 1000000); the
+                                    database enforces it across the front ends that share it
         \(CoreServerOptions.Usage.timeouts)
         \(CoreServerOptions.Usage.allowOrigin)
         \(CoreServerOptions.Usage.help)

@@ -21,7 +21,9 @@ let authentication = options.authenticationOrFail()
 let database = options.database!
 let store: PostgresPartitionStore
 do {
-    store = try await PostgresPartitionStore.open(.init(url: database, logLevel: options.core.logLevel))
+    // The cap is the store's too: it enforces it atomically across every front end sharing the database.
+    store = try await PostgresPartitionStore.open(
+        .init(url: database, maximumPartitions: options.maximumPartitionsOnDisk, logLevel: options.core.logLevel))
 } catch {
     ServerOptions.fail("cannot open \(database): \(error)", status: 1)
 }

@@ -14,10 +14,13 @@ struct PostgresTests {}
 
 /// Opens a store on `url` that logs only errors.
 func openStore(
-    _ url: DatabaseURL, name: String = "tests", minimumListenRetryDelay: Duration = .milliseconds(50)
+    _ url: DatabaseURL, name: String = "tests", minimumListenRetryDelay: Duration = .milliseconds(50),
+    maximumPartitions: Int? = nil
 ) async throws -> PostgresPartitionStore {
     try await PostgresPartitionStore.open(
-        .init(url: url, applicationName: name, minimumListenRetryDelay: minimumListenRetryDelay, logLevel: .error))
+        .init(
+            url: url, maximumPartitions: maximumPartitions, applicationName: name,
+            minimumListenRetryDelay: minimumListenRetryDelay, logLevel: .error))
 }
 
 /// `count` changesets of client file `file` from client version `from`, at server versions from `at`.

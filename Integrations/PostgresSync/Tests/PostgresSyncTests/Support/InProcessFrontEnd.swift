@@ -10,15 +10,20 @@ struct InProcessFrontEnd {
     /// The port of the server's WebSocket endpoint, as bound.
     let port: Int
 
-    /// Opens the store on `url` and starts the server on it; the server logs at `logLevel`.
+    /// Opens the store on `url` and starts the server on it; the server logs at `logLevel`. With
+    /// `maximumPartitions`, both cap the partitions in the database, as `sync-server-pg
+    /// --max-partitions-on-disk` sets them (the server's `maximumPartitionsInStore`, the store's
+    /// `maximumPartitions`).
     static func start(
-        _ url: DatabaseURL, name: String, logLevel: SyncLogLevel = .off
+        _ url: DatabaseURL, name: String, logLevel: SyncLogLevel = .off, maximumPartitions: Int? = nil
     ) async throws
         -> InProcessFrontEnd
     {
-        let store = try await openStore(url, name: name)
+        let store = try await openStore(url, name: name, maximumPartitions: maximumPartitions)
+        var configuration = SyncServer.Configuration(store: store, logLevel: logLevel)
+        if let maximumPartitions { configuration.maximumPartitionsInStore = maximumPartitions }
         do {
-            let server = try await SyncServer.listening(configuration: .init(store: store, logLevel: logLevel))
+            let server = try await SyncServer.listening(configuration: configuration)
             do {
                 return InProcessFrontEnd(store: store, server: server, port: try port(of: server))
             } catch {
@@ -33,12 +38,15 @@ struct InProcessFrontEnd {
 
     /// Front ends named `names`, one each, on `url`.
     static func start(
-        _ url: DatabaseURL, names: [String], logLevel: SyncLogLevel = .off
+        _ url: DatabaseURL, names: [String], logLevel: SyncLogLevel = .off, maximumPartitions: Int? = nil
     ) async throws
         -> [InProcessFrontEnd]
     {
         var frontEnds: [InProcessFrontEnd] = []
-        for name in names { frontEnds.append(try await start(url, name: name, logLevel: logLevel)) }
+        for name in names {
+            frontEnds.append(
+                try await start(url, name: name, logLevel: logLevel, maximumPartitions: maximumPartitions))
+        }
         return frontEnds
     }
 
