@@ -353,7 +353,9 @@ public final class PostgresPartitionStore: PartitionStore {
         let id: Int64
         if let limit = configuration.maximumPartitions {
             guard let registered = try await register(partition, within: limit) else {
-                log(.info, "the database holds its maximum of \(limit) partitions: \(partition) is not created")
+                // The name as a quoted, escaped literal: client-controlled text never forges a log line.
+                let name = String(reflecting: partition)
+                log(.info, "the database holds its maximum of \(limit) partitions: \(name) is not created")
                 throw PartitionCreationRefused(
                     partition: partition, reason: "the server holds at most \(limit) partitions and creates no more")
             }
