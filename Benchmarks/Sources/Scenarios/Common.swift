@@ -92,6 +92,8 @@ public enum Sizes {
     public static let p7StatusWrites = 10_000
     /// 100 MB, as 1,600 changesets of 64 KB.
     public static let p8Megabytes = 100
+    /// P8w: changesets written in total by all writers (1 KiB each; the 64 KiB variant writes a quarter).
+    public static let p8wChangesets = 4_096
     /// P9: values sent in total by the two threads.
     public static let p9Values = 2_000_000
     /// P10: invalidations, each while a 1 ms callback runs.

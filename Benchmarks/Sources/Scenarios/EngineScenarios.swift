@@ -80,6 +80,27 @@ public enum EngineScenarios {
             library: "SyncStreams", unit: "MB", count: Sizes.p8Megabytes,
             run: { await embeddedSync(megabytes: $0, writesInFlight: 64, durableServer: true) }),
         Scenario(
+            id: "P8w 8 writers", title: "group commit across sessions: 8 apps × 4 writes in flight, 1 KiB each",
+            library: "durable (file store)", unit: "changeset", count: Sizes.p8wChangesets,
+            run: { await multiWriterSync(changesets: $0, writers: 8, bytes: 1024, durableServer: true) }),
+        Scenario(
+            id: "P8w 8 writers", title: "group commit across sessions: 8 apps × 4 writes in flight, 1 KiB each",
+            library: "in-memory store", unit: "changeset", count: Sizes.p8wChangesets,
+            run: { await multiWriterSync(changesets: $0, writers: 8, bytes: 1024, durableServer: false) }),
+        Scenario(
+            id: "P8w 32 writers", title: "group commit across sessions: 32 apps × 4 writes in flight, 1 KiB each",
+            library: "durable (file store)", unit: "changeset", count: Sizes.p8wChangesets,
+            run: { await multiWriterSync(changesets: $0, writers: 32, bytes: 1024, durableServer: true) }),
+        Scenario(
+            id: "P8w 32 writers", title: "group commit across sessions: 32 apps × 4 writes in flight, 1 KiB each",
+            library: "in-memory store", unit: "changeset", count: Sizes.p8wChangesets,
+            run: { await multiWriterSync(changesets: $0, writers: 32, bytes: 1024, durableServer: false) }),
+        Scenario(
+            id: "P8w 8 writers 64 KiB",
+            title: "group commit across sessions: 8 apps × 4 writes in flight, 64 KiB each",
+            library: "durable (file store)", unit: "changeset", count: Sizes.p8wChangesets / 4,
+            run: { await multiWriterSync(changesets: $0, writers: 8, bytes: 64 * 1024, durableServer: true) }),
+        Scenario(
             id: "P8 64 in flight",
             title: "sync throughput, the writer keeping 64 writes in flight (group commit)",
             library: "loopback TCP", unit: "MB", count: Sizes.p8Megabytes, run: { loopbackTCP(megabytes: $0) }),
@@ -208,6 +229,88 @@ public enum EngineScenarios {
         } catch {
             fatalError("P8 embedded: \(error)")
         }
+    }
+
+    /// P8w: `writers` apps (one session each, so one client file each) write `changesets` changesets of
+    /// `bytes` bytes in total to ONE partition of an embedded server, each keeping up to 4 writes in
+    /// flight; a reader app waits until it holds all of them. One op is one changeset. With
+    /// `durableServer`, the server's store is a `FilePartitionStore` in a temporary directory; the run then
+    /// prints to stderr the server's fsyncs (`sync_fsync_seconds_count`) and uploads
+    /// (`sync_uploads_total`) per changeset, from `SyncServer.prometheusMetrics`.
+    public static func multiWriterSync(changesets: Int, writers: Int, bytes: Int, durableServer: Bool) async -> Int {
+        let payload = Data(repeating: 0xA5, count: bytes)
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("P8w-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: root) }
+        do {
+            let store: FilePartitionStore? =
+                durableServer ? try FilePartitionStore(directory: root.appendingPathComponent("server").path) : nil
+            let server = try await SyncServer.embedded(
+                configuration: store.map { SyncServer.Configuration(store: $0) } ?? SyncServer.Configuration())
+            let readerApp = SyncApp(
+                configuration: .init(server: server.endpoint, directory: root.appendingPathComponent("reader")))
+            let reader = try await readerApp.login(.anonymous).openSession(partition: "p8w")
+            var writerSessions: [SyncSession] = []
+            for index in 0..<writers {
+                let app = SyncApp(
+                    configuration: .init(
+                        server: server.endpoint, directory: root.appendingPathComponent("writer-\(index)")))
+                writerSessions.append(try await app.login(.anonymous).openSession(partition: "p8w"))
+            }
+            let fsyncsBefore = durableServer ? metric("sync_fsync_seconds_count", in: server.prometheusMetrics) : 0
+            let uploadsBefore = metric("sync_uploads_total", in: server.prometheusMetrics)
+            let received = DispatchSemaphore(value: 0)
+            let counter = Accumulator()
+            let token = reader.changesets.subscribe { changeset in
+                counter.add(changeset.data.count)
+                if counter.count == changesets { received.signal() }
+            }
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for (index, writer) in writerSessions.enumerated() {
+                    let share = changesets / writers + (index < changesets % writers ? 1 : 0)
+                    group.addTask {
+                        try await withThrowingTaskGroup(of: Void.self) { writes in
+                            for write in 0..<share {
+                                if write >= 4 { try await writes.next() }
+                                writes.addTask { try await writer.write(payload) }
+                            }
+                            try await writes.waitForAll()
+                        }
+                    }
+                }
+                try await group.waitForAll()
+            }
+            await withCheckedContinuation { continuation in
+                DispatchQueue.global().async {
+                    received.wait()
+                    continuation.resume()
+                }
+            }
+            token.invalidate()
+            let text = server.prometheusMetrics
+            let uploads = metric("sync_uploads_total", in: text) - uploadsBefore
+            var line = "P8w \(writers) writers × \(bytes) B: \(changesets) changesets, \(uploads) uploads"
+            if durableServer {
+                let fsyncs = metric("sync_fsync_seconds_count", in: text) - fsyncsBefore
+                let perChangeset = Double(fsyncs) / Double(changesets)
+                line += ", \(fsyncs) server fsyncs (\(String(format: "%.3f", perChangeset)) per changeset)"
+            }
+            FileHandle.standardError.write(Data((line + "\n").utf8))
+            for writer in writerSessions { writer.suspend() }
+            reader.suspend()
+            await server.stop()
+            await store?.close()
+            return counter.total
+        } catch {
+            fatalError("P8w: \(error)")
+        }
+    }
+
+    /// The value of the unlabelled Prometheus sample `name` in `text` (0 when absent).
+    static func metric(_ name: String, in text: String) -> Int {
+        for line in text.split(separator: "\n") where line.hasPrefix(name + " ") {
+            return Int(Double(line.dropFirst(name.count + 1)) ?? 0)
+        }
+        return 0
     }
 
     /// The disk's own batched durable bandwidth: `megabytes` MB written as 64 KiB writes, an fsync after

@@ -1,6 +1,12 @@
 import SyncStorage
 import SyncWire
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// An upload waiting for its partition's next commit (`ServerCore.integrate(_:of:on:)`).
 struct QueuedUpload {
     let upload: Upload
@@ -37,8 +43,11 @@ enum UploadTurn {
 /// Each upload's task returns only once its upload was handled, so a connection's next message is
 /// handled after its upload as before.
 extension ServerCore {
-    /// The most uploads one append gathers.
-    static let maximumUploadsPerCommit = 256
+    /// The most uploads one append gathers: 256; 1 (one append per upload, as before group commit) with
+    /// `SYNCSTREAMS_GROUP_COMMIT=off` in the environment, to measure one against the other in one binary
+    /// (Benchmarks' P8w).
+    static let maximumUploadsPerCommit =
+        getenv("SYNCSTREAMS_GROUP_COMMIT").map { String(cString: $0) } == "off" ? 1 : 256
 
     /// Integrates `upload` of `session` (checked already) into its partition, in a batch with other
     /// sessions' uploads waiting meanwhile; returns once it is handled.
