@@ -45,10 +45,11 @@ load() { sed -e 's/.*load average: //' <<<"$(uptime)"; }
 
 load_before="$(load)"
 started="$(date -u '+%Y-%m-%d %H:%M UTC')"
+# A measurement that fails leaves its rows as "no figure"; the others still run.
 "$bin/compare" --id P1 --id P5 --id "P8 64 in flight" --id "P8n durable" --scale "$scale" \
-    ${compare_extra[@]+"${compare_extra[@]}"} | tee "$raw/compare" >&2
-"$bin/network" p12 "$p12_samples" | tee "$raw/p12" >&2
-"$bin/network" p13 "$p13_mib" | tee "$raw/p13" >&2
+    ${compare_extra[@]+"${compare_extra[@]}"} | tee "$raw/compare" >&2 || echo "compare failed: $?" >&2
+"$bin/network" p12 "$p12_samples" | tee "$raw/p12" >&2 || echo "network p12 failed: $?" >&2
+"$bin/network" p13 "$p13_mib" | tee "$raw/p13" >&2 || echo "network p13 failed: $?" >&2
 load_after="$(load)"
 
 # The median compare printed for scenario $1 and library $2 ("  ID LIBRARY: 1.23 ns/unit (median …").
