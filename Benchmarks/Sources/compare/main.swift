@@ -14,6 +14,7 @@ struct Options {
     var scale = 1.0
     var filter: String?
     var library: String?
+    var ids: [String] = []  // --id, repeatable: only these scenario ids, matched exactly
     var budgetSeconds = 2.0
     var minRepetitions = 3
     var maxRepetitions = 7
@@ -26,13 +27,15 @@ struct Options {
             case "--scale": scale = Double(iterator.next() ?? "") ?? scale
             case "--filter": filter = iterator.next()
             case "--library": library = iterator.next()
+            case "--id": ids.append(iterator.next() ?? "")
             case "--checksums": checksums = true
             case "--budget": budgetSeconds = Double(iterator.next() ?? "") ?? budgetSeconds
             case "--min-repetitions": minRepetitions = Int(iterator.next() ?? "") ?? minRepetitions
             case "--max-repetitions": maxRepetitions = Int(iterator.next() ?? "") ?? maxRepetitions
             default:
                 print(
-                    "usage: compare [--scale X] [--filter P1] [--library SyncStreams] [--budget seconds-per-case]"
+                    "usage: compare [--scale X] [--filter P1] [--id \"P8n durable\"]... [--library SyncStreams]"
+                        + " [--budget seconds-per-case]"
                         + " [--min-repetitions n] [--max-repetitions n] [--checksums]")
                 exit(2)
             }
@@ -153,6 +156,7 @@ func formatRatio(_ value: Double?) -> String {
 let options = Options(CommandLine.arguments)
 let scenarios = Catalog.all.filter { scenario in
     (options.filter.map { scenario.id.hasPrefix($0) } ?? true)
+        && (options.ids.isEmpty || options.ids.contains(scenario.id))
         && (options.library.map { scenario.library == $0 } ?? true)
 }
 let machine = (try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8))?
