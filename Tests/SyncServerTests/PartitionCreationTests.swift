@@ -29,10 +29,7 @@ struct PartitionCreationTests {
         _ = try await client.bind(1, partition: "a", clientFileID: 1)
         client.send(.bind(Bind(sessionID: 2, partition: "b", clientFileID: 1, downloadedVersion: 0)))
         let refused = try await client.nextError()
-        #expect(refused.code == .permissionDenied)
-        #expect(refused.code.isFatal)
-        #expect(refused.sessionID == 2)
-        #expect(refused.retryAfterMilliseconds == nil)
+        Self.expectRefusedForGood(refused, sessionID: 2)
         #expect(refused.message.contains("2 partitions"), "\(refused.message)")
         #expect(try logFiles(in: directory) == ["a.log", "old.log"])
         // Partitions the store holds bind as before, on this connection and others.
@@ -185,10 +182,7 @@ extension PartitionCreationTests {
         _ = try await client.bind(1, partition: "a", clientFileID: 1)
         client.send(.bind(Bind(sessionID: 2, partition: "b", clientFileID: 1, downloadedVersion: 0)))
         let refused = try await client.nextError()
-        #expect(refused.code == .permissionDenied)
-        #expect(refused.code.isFatal)
-        #expect(refused.sessionID == 2)
-        #expect(refused.retryAfterMilliseconds == nil)
+        Self.expectRefusedForGood(refused, sessionID: 2)
         #expect(refused.message.contains("at most 1 partitions"), "\(refused.message)")
         #expect(refused.message.contains("b is not created"), "\(refused.message)")
         #expect(try await store.holdsPartition("b") == false)
@@ -202,5 +196,18 @@ extension PartitionCreationTests {
         try await client.expectNothingPending()
         try await other.expectNothingPending()
         await server.stop()
+    }
+}
+
+extension PartitionCreationTests {
+    /// A bind refused for good, as the partition cap refuses one: `permissionDenied` (fatal) for
+    /// `sessionID`, with no retry hint.
+    static func expectRefusedForGood(
+        _ refused: ProtocolError, sessionID: UInt32, sourceLocation: SourceLocation = #_sourceLocation
+    ) {
+        #expect(refused.code == .permissionDenied, sourceLocation: sourceLocation)
+        #expect(refused.code.isFatal, sourceLocation: sourceLocation)
+        #expect(refused.sessionID == sessionID, sourceLocation: sourceLocation)
+        #expect(refused.retryAfterMilliseconds == nil, sourceLocation: sourceLocation)
     }
 }

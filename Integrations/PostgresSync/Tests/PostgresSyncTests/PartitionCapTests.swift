@@ -77,10 +77,7 @@ extension PostgresTests {
             "two front ends with a cap of 2 and 1 partition held, each having counted it: binding two new partitions at once, one on each, creates one; the other session is permissionDenied"
         )
         func frontEndsShareTheCap() async throws {
-            let url = try await TestDatabase.create()
-            let inspector = try await openStore(url, name: "inspector")
-            try await inspector.append(changesets(file: 1, from: 1, at: 1, count: 1), to: "old")
-            await inspector.close()
+            let url = try await createDatabase(holding: "old")
             let frontEnds = try await InProcessFrontEnd.start(
                 url, names: ["fe-a", "fe-b"], logLevel: .error, maximumPartitions: 2)
             var clients: [WireTestClient] = []
@@ -125,10 +122,7 @@ extension PostgresTests.FrontEndProcessTests {
         "two sync-server-pg with --max-partitions-on-disk 2 and 1 partition held, each having counted it: a new partition on each creates one; the other bind is permissionDenied"
     )
     func partitionsOnDiskAcrossFrontEnds() async throws {
-        let url = try await TestDatabase.create()
-        let inspector = try await openStore(url, name: "inspector")
-        try await inspector.append(changesets(file: 1, from: 1, at: 1, count: 1), to: "old")
-        await inspector.close()
+        let url = try await createDatabase(holding: "old")
         var servers: [ChildProcess] = []
         var clients: [WireTestClient] = []
         for name in ["fe1", "fe2"] {

@@ -23,6 +23,16 @@ func openStore(
             minimumListenRetryDelay: minimumListenRetryDelay, logLevel: .error))
 }
 
+/// A new test database holding `partition` with one changeset (written through a store of its own,
+/// closed again): what a test of the partition cap starts from.
+func createDatabase(holding partition: String) async throws -> DatabaseURL {
+    let url = try await TestDatabase.create()
+    let inspector = try await openStore(url, name: "inspector")
+    try await inspector.append(changesets(file: 1, from: 1, at: 1, count: 1), to: partition)
+    await inspector.close()
+    return url
+}
+
 /// `count` changesets of client file `file` from client version `from`, at server versions from `at`.
 func changesets(file: UInt64, from: UInt64, at: UInt64, count: Int) -> [StoredChangeset] {
     (0..<UInt64(count)).map { offset in

@@ -167,10 +167,7 @@ extension PostgresTests {
             "--max-partitions-on-disk 1 with one partition in the database: binding a new one is permissionDenied and makes no row; the held one binds"
         )
         func partitionsOnDisk() async throws {
-            let url = try await TestDatabase.create()
-            let inspector = try await openStore(url, name: "inspector")
-            try await inspector.append(changesets(file: 1, from: 1, at: 1, count: 1), to: "p")
-            await inspector.close()
+            let url = try await createDatabase(holding: "p")
             let server = try ChildProcess(port: 0, database: url.description, extra: ["--max-partitions-on-disk", "1"])
             let client = try await WireTestClient.welcomed(
                 on: WebSocketTransport().connect(to: .webSocket(host: "127.0.0.1", port: try await server.port())))
