@@ -1,4 +1,3 @@
-import NIOConcurrencyHelpers
 import Synchronization
 
 /// The connections a `NIOSyncServer` accepted that have not upgraded yet (TLS, the HTTP request): past
@@ -30,22 +29,19 @@ final class HandshakingConnections: Sendable {
     /// upgrades and then closes ends it at the upgrade).
     final class Ticket: Sendable {
         private let connections: HandshakingConnections
-        private let ended = NIOLockedValueBox(false)
+        private let ended = Atomic<Bool>(false)
 
         fileprivate init(connections: HandshakingConnections) {
             self.connections = connections
         }
 
         /// Whether the connection is still in its opening handshake.
-        var isHandshaking: Bool { !ended.withLockedValue { $0 } }
+        var isHandshaking: Bool { !ended.load(ordering: .relaxed) }
 
         /// The connection upgraded or closed: no longer handshaking. Later calls do nothing.
         func end() {
-            let first = ended.withLockedValue { ended in
-                defer { ended = true }
-                return !ended
-            }
-            if first { connections.count.wrappingSubtract(1, ordering: .relaxed) }
+            guard !ended.exchange(true, ordering: .relaxed) else { return }
+            connections.count.wrappingSubtract(1, ordering: .relaxed)
         }
     }
 }

@@ -5,8 +5,9 @@ import SyncServer
 /// `sync_received_bytes_total` and `sync_sent_bytes_total`), as the root listener counts its own: the
 /// first handler of a connection's pipeline, so TLS records and HTTP heads count as they cross the socket.
 ///
-/// A read counts when it arrives; a write counts once it was written (its promise succeeded), so bytes a
-/// closed connection never sent are not counted.
+/// A read counts when it arrives; a write when it is handed to the socket's queue (one atomic add, no
+/// promise of its own on the write path), so the bytes of a connection closed before its queue drained
+/// count too.
 final class SocketByteCounter: ChannelDuplexHandler {
     typealias InboundIn = ByteBuffer
     typealias InboundOut = ByteBuffer
@@ -25,10 +26,7 @@ final class SocketByteCounter: ChannelDuplexHandler {
     }
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
-        let bytes = unwrapOutboundIn(data).readableBytes
-        let written = promise ?? context.eventLoop.makePromise()
-        let server = self.server
-        written.futureResult.whenSuccess { server.count(.sent(bytes: bytes)) }
-        context.write(data, promise: written)
+        server.count(.sent(bytes: unwrapOutboundIn(data).readableBytes))
+        context.write(data, promise: promise)
     }
 }
