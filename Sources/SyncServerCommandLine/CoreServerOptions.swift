@@ -158,10 +158,9 @@ public struct CoreServerOptions: Sendable, Equatable {
     /// connections handshaking at once, origin policy (`nil` when no `--allow-origin`: the listener's
     /// default) — for `SyncServer.listening`; the others are `WebSocketLimits`' defaults.
     public var webSocketLimits: WebSocketLimits {
-        var limits = WebSocketLimits(
+        WebSocketLimits(
             maximumMessageBytes: maximumMessageBytes, handshakeTimeout: handshakeTimeout, idleTimeout: idleTimeout,
-            helloTimeout: helloTimeout, originPolicy: originPolicy)
-        limits.maximumHandshakingConnections = maximumHandshakingConnections
-        return limits
+            helloTimeout: helloTimeout, maximumHandshakingConnections: maximumHandshakingConnections,
+            originPolicy: originPolicy)
     }
 }
