@@ -104,5 +104,6 @@ public enum Sizes {
 public enum Catalog {
     public static let all: [Scenario] =
         SyncStreamsScenarios.all + SyncStreamsExecutorScenarios.all + OpenCombineScenarios.all
-        + AsyncScenarios.all + FloorScenarios.all + EngineScenarios.all + ContentionScenarios.all
+        + AsyncScenarios.all + FloorScenarios.all + EngineScenarios.all + EngineScenarios.multiWriterScenarios
+        + ContentionScenarios.all
 }

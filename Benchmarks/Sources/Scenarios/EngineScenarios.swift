@@ -11,88 +11,86 @@ import SyncServer
 
 /// P7 (progress fan-out in the engine) and P8 (sync throughput) for SyncStreams' engine.
 public enum EngineScenarios {
-    public static let all: [Scenario] =
-        [
-            Scenario(
-                id: "P7", title: "progress fan-out: 1 session's notifier → 1,000 reportIndefinitely subscribers",
-                library: "SyncStreams", unit: "delivery", count: Sizes.p7Updates, opsPerCount: Sizes.p7Subscribers,
-                run: { progressFanOut($0, mode: .reportIndefinitely, onSessionExecutor: false) }),
-            Scenario(
-                id: "P7 outstanding",
-                title: "progress fan-out: 1,000 forCurrentlyOutstandingWork subscribers",
-                library: "SyncStreams", unit: "delivery", count: Sizes.p7Updates, opsPerCount: Sizes.p7Subscribers,
-                run: { progressFanOut($0, mode: .forCurrentlyOutstandingWork, onSessionExecutor: false) }),
-            Scenario(
-                id: "P7 session path",
-                title: "progress fan-out as a session delivers it: notifier → observe(on: .immediate)",
-                library: "SyncStreams", unit: "delivery", count: Sizes.p7Updates, opsPerCount: Sizes.p7Subscribers,
-                run: { progressFanOut($0, mode: .reportIndefinitely, onSessionExecutor: true) }),
-            Scenario(
-                id: "P7 status", title: "the write path (256 B writes, 64 in flight, offline) while session.status is",
-                library: "not subscribed", unit: "write", count: Sizes.p7StatusWrites,
-                run: { await statusWritePath(writes: $0, subscribers: 0) }),
-            Scenario(
-                id: "P7 status", title: "the write path (256 B writes, 64 in flight, offline) while session.status is",
-                library: "100 subscribers", unit: "write", count: Sizes.p7StatusWrites,
-                run: { await statusWritePath(writes: $0, subscribers: 100) }),
-            Scenario(
-                id: "P8", title: "sync throughput: 64 KB changesets, app → embedded server → app",
-                library: "SyncStreams", unit: "MB", count: Sizes.p8Megabytes,
-                run: { await embeddedSync(megabytes: $0, writesInFlight: 1) }),
-            Scenario(
-                id: "P8 64 in flight",
-                title: "sync throughput, the writer keeping 64 writes in flight (group commit)",
-                library: "SyncStreams", unit: "MB", count: Sizes.p8Megabytes,
-                run: { await embeddedSync(megabytes: $0, writesInFlight: 64) }),
-            Scenario(
-                id: "P8 64 in flight",
-                title: "sync throughput, the writer keeping 64 writes in flight (group commit)",
-                library: "disk: 64 × 64 KiB, one fsync", unit: "MB", count: Sizes.p8Megabytes,
-                run: { batchedDurableWrites(megabytes: $0) }),
-            Scenario(
-                id: "P8 log .off", title: "P8 64 in flight with logging off (apps and server at .off)",
-                library: "SyncStreams", unit: "MB", count: Sizes.p8Megabytes,
-                run: { await embeddedSync(megabytes: $0, writesInFlight: 64, logLevel: .off) }),
-            Scenario(
-                id: "P8 log .warn", title: "P8 64 in flight at the default log level (.warn; nothing is logged)",
-                library: "SyncStreams", unit: "MB", count: Sizes.p8Megabytes,
-                run: { await embeddedSync(megabytes: $0, writesInFlight: 64, logLevel: .warn) }),
-            Scenario(
-                id: "P8n", title: "sync throughput over loopback WebSocket: 64 writes in flight, app → server → app",
-                library: "SyncStreams", unit: "MB", count: Sizes.p8Megabytes,
-                run: { await embeddedSync(megabytes: $0, writesInFlight: 64, overNetwork: true) }),
-            Scenario(
-                id: "P8n", title: "sync throughput over loopback WebSocket: 64 writes in flight, app → server → app",
-                library: "embedded (same run)", unit: "MB", count: Sizes.p8Megabytes,
-                run: { await embeddedSync(megabytes: $0, writesInFlight: 64) }),
-            Scenario(
-                id: "P8n durable",
-                title: "P8n with the server's store a FilePartitionStore (as `sync-server --data`); compare P8n",
-                library: "SyncStreams", unit: "MB", count: Sizes.p8Megabytes,
-                run: { await embeddedSync(megabytes: $0, writesInFlight: 64, overNetwork: true, durableServer: true) }),
-            Scenario(
-                id: "P8 durable",
-                title:
-                    "P8 (writes one after the other) with the embedded server's store a FilePartitionStore; compare P8",
-                library: "SyncStreams", unit: "MB", count: Sizes.p8Megabytes,
-                run: { await embeddedSync(megabytes: $0, writesInFlight: 1, durableServer: true) }),
-            Scenario(
-                id: "P8 64 in flight durable",
-                title: "P8 64 in flight with the embedded server's store a FilePartitionStore; compare P8 64 in flight",
-                library: "SyncStreams", unit: "MB", count: Sizes.p8Megabytes,
-                run: { await embeddedSync(megabytes: $0, writesInFlight: 64, durableServer: true) }),
-            Scenario(
-                id: "P8 64 in flight",
-                title: "sync throughput, the writer keeping 64 writes in flight (group commit)",
-                library: "loopback TCP", unit: "MB", count: Sizes.p8Megabytes, run: { loopbackTCP(megabytes: $0) }),
-            Scenario(
-                id: "P8", title: "sync throughput: 64 KB changesets, app → embedded server → app",
-                library: "loopback TCP", unit: "MB", count: Sizes.p8Megabytes, run: { loopbackTCP(megabytes: $0) }),
-        ] + multiWriterScenarios
+    public static let all: [Scenario] = [
+        Scenario(
+            id: "P7", title: "progress fan-out: 1 session's notifier → 1,000 reportIndefinitely subscribers",
+            library: "SyncStreams", unit: "delivery", count: Sizes.p7Updates, opsPerCount: Sizes.p7Subscribers,
+            run: { progressFanOut($0, mode: .reportIndefinitely, onSessionExecutor: false) }),
+        Scenario(
+            id: "P7 outstanding",
+            title: "progress fan-out: 1,000 forCurrentlyOutstandingWork subscribers",
+            library: "SyncStreams", unit: "delivery", count: Sizes.p7Updates, opsPerCount: Sizes.p7Subscribers,
+            run: { progressFanOut($0, mode: .forCurrentlyOutstandingWork, onSessionExecutor: false) }),
+        Scenario(
+            id: "P7 session path",
+            title: "progress fan-out as a session delivers it: notifier → observe(on: .immediate)",
+            library: "SyncStreams", unit: "delivery", count: Sizes.p7Updates, opsPerCount: Sizes.p7Subscribers,
+            run: { progressFanOut($0, mode: .reportIndefinitely, onSessionExecutor: true) }),
+        Scenario(
+            id: "P7 status", title: "the write path (256 B writes, 64 in flight, offline) while session.status is",
+            library: "not subscribed", unit: "write", count: Sizes.p7StatusWrites,
+            run: { await statusWritePath(writes: $0, subscribers: 0) }),
+        Scenario(
+            id: "P7 status", title: "the write path (256 B writes, 64 in flight, offline) while session.status is",
+            library: "100 subscribers", unit: "write", count: Sizes.p7StatusWrites,
+            run: { await statusWritePath(writes: $0, subscribers: 100) }),
+        Scenario(
+            id: "P8", title: "sync throughput: 64 KB changesets, app → embedded server → app",
+            library: "SyncStreams", unit: "MB", count: Sizes.p8Megabytes,
+            run: { await embeddedSync(megabytes: $0, writesInFlight: 1) }),
+        Scenario(
+            id: "P8 64 in flight",
+            title: "sync throughput, the writer keeping 64 writes in flight (group commit)",
+            library: "SyncStreams", unit: "MB", count: Sizes.p8Megabytes,
+            run: { await embeddedSync(megabytes: $0, writesInFlight: 64) }),
+        Scenario(
+            id: "P8 64 in flight",
+            title: "sync throughput, the writer keeping 64 writes in flight (group commit)",
+            library: "disk: 64 × 64 KiB, one fsync", unit: "MB", count: Sizes.p8Megabytes,
+            run: { batchedDurableWrites(megabytes: $0) }),
+        Scenario(
+            id: "P8 log .off", title: "P8 64 in flight with logging off (apps and server at .off)",
+            library: "SyncStreams", unit: "MB", count: Sizes.p8Megabytes,
+            run: { await embeddedSync(megabytes: $0, writesInFlight: 64, logLevel: .off) }),
+        Scenario(
+            id: "P8 log .warn", title: "P8 64 in flight at the default log level (.warn; nothing is logged)",
+            library: "SyncStreams", unit: "MB", count: Sizes.p8Megabytes,
+            run: { await embeddedSync(megabytes: $0, writesInFlight: 64, logLevel: .warn) }),
+        Scenario(
+            id: "P8n", title: "sync throughput over loopback WebSocket: 64 writes in flight, app → server → app",
+            library: "SyncStreams", unit: "MB", count: Sizes.p8Megabytes,
+            run: { await embeddedSync(megabytes: $0, writesInFlight: 64, overNetwork: true) }),
+        Scenario(
+            id: "P8n", title: "sync throughput over loopback WebSocket: 64 writes in flight, app → server → app",
+            library: "embedded (same run)", unit: "MB", count: Sizes.p8Megabytes,
+            run: { await embeddedSync(megabytes: $0, writesInFlight: 64) }),
+        Scenario(
+            id: "P8n durable",
+            title: "P8n with the server's store a FilePartitionStore (as `sync-server --data`); compare P8n",
+            library: "SyncStreams", unit: "MB", count: Sizes.p8Megabytes,
+            run: { await embeddedSync(megabytes: $0, writesInFlight: 64, overNetwork: true, durableServer: true) }),
+        Scenario(
+            id: "P8 durable",
+            title: "P8 (writes one after the other) with the embedded server's store a FilePartitionStore; compare P8",
+            library: "SyncStreams", unit: "MB", count: Sizes.p8Megabytes,
+            run: { await embeddedSync(megabytes: $0, writesInFlight: 1, durableServer: true) }),
+        Scenario(
+            id: "P8 64 in flight durable",
+            title: "P8 64 in flight with the embedded server's store a FilePartitionStore; compare P8 64 in flight",
+            library: "SyncStreams", unit: "MB", count: Sizes.p8Megabytes,
+            run: { await embeddedSync(megabytes: $0, writesInFlight: 64, durableServer: true) }),
+        Scenario(
+            id: "P8 64 in flight",
+            title: "sync throughput, the writer keeping 64 writes in flight (group commit)",
+            library: "loopback TCP", unit: "MB", count: Sizes.p8Megabytes, run: { loopbackTCP(megabytes: $0) }),
+        Scenario(
+            id: "P8", title: "sync throughput: 64 KB changesets, app → embedded server → app",
+            library: "loopback TCP", unit: "MB", count: Sizes.p8Megabytes, run: { loopbackTCP(megabytes: $0) }),
+    ]
 
     /// P8w, group commit across sessions: 8 and 32 writer apps × 4 writes in flight of 1 KiB, each with a
     /// durable and an in-memory server store, and 8 × 64 KiB with a durable one.
-    static let multiWriterScenarios: [Scenario] = [
+    public static let multiWriterScenarios: [Scenario] = [
         (writers: 8, kib: 1, durable: true), (8, 1, false), (32, 1, true), (32, 1, false), (8, 64, true),
     ].map { writers, kib, durable in
         Scenario(
