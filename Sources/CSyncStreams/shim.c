@@ -1,6 +1,18 @@
 #include "CSyncStreams.h"
 
 _Thread_local uint32_t csyncstreams_callback_depth CSYNCSTREAMS_TLS_MODEL = 0;
+_Thread_local uint64_t csyncstreams_thread_serial CSYNCSTREAMS_TLS_MODEL = 0;
+
+#include <stdatomic.h>
+
+// 0 and 1 are never a thread's serial (callers use them as "none" and "nobody").
+static _Atomic uint64_t csyncstreams_next_thread_serial = 2;
+
+uint64_t csyncstreams_thread_serial_assign(void) {
+    uint64_t serial = atomic_fetch_add_explicit(&csyncstreams_next_thread_serial, 1, memory_order_relaxed);
+    csyncstreams_thread_serial = serial;
+    return serial;
+}
 
 #if defined(__linux__)
 #include <errno.h>

@@ -22,6 +22,19 @@ static inline void csyncstreams_callback_depth_leave(void) { csyncstreams_callba
 /// A number identifying the calling thread among running threads: the address of its thread-local.
 static inline uintptr_t csyncstreams_current_thread(void) { return (uintptr_t)&csyncstreams_callback_depth; }
 
+/// The calling thread's serial number: assigned on its first call, from 2 upwards, and never reused in the
+/// process (unlike `csyncstreams_current_thread`, whose address a later thread may get).
+extern _Thread_local uint64_t csyncstreams_thread_serial CSYNCSTREAMS_TLS_MODEL;
+
+/// Assigns the calling thread its serial number (the slow path of `csyncstreams_thread_serial_get`).
+uint64_t csyncstreams_thread_serial_assign(void);
+
+static inline uint64_t csyncstreams_thread_serial_get(void) {
+    uint64_t serial = csyncstreams_thread_serial;
+    if (__builtin_expect(serial == 0, 0)) serial = csyncstreams_thread_serial_assign();
+    return serial;
+}
+
 /// Tells the processor the thread is spinning (x86 `pause`, ARM `yield`).
 static inline void csyncstreams_spin_hint(void) {
 #if defined(__x86_64__) || defined(__i386__)

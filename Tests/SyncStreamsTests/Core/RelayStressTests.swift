@@ -1,4 +1,5 @@
 import Dispatch
+import Foundation
 import SyncStreams
 import TestSupport
 import Testing
@@ -66,5 +67,86 @@ import Testing
         #expect(victim.values == [])  // invalidated by subscriber 5 before its turn for value 1
         tokens.forEach { $0.invalidate() }
         lateTokens.value.forEach { $0.invalidate() }
+    }
+}
+
+/// A relay's lock biased to the thread that used it alone (see `ParkingLock`), then shared: every value is
+/// still delivered once, serialized, in each sender's order, and an invalidation from another thread still
+/// waits for the callback in flight.
+@Suite(.offPool) struct BiasedRelayTests {
+    @Test func aSubjectFedByOneThreadThenByFourDeliversEveryValueOnceInEachSendersOrder() {
+        let subject = PassthroughSubject<Int, Never>()
+        let checker = SerialChecker()
+        let lastBySender = LockedBox<[Int]>(Array(repeating: -1, count: 4))
+        let outOfOrder = AtomicCounter()
+        let received = AtomicCounter()
+        let token = subject.subscribe { value in
+            checker.enter()
+            let sender = value / 1_000_000
+            let index = value % 1_000_000
+            lastBySender.mutate { last in
+                if index <= last[sender] { _ = outOfOrder.increment() }
+                last[sender] = index
+            }
+            _ = received.increment()
+            checker.leave()
+        }
+        let alone = 1_000  // far more than a bias needs
+        let perThread = BuildFlavor.iterations(20_000, sanitized: 2_000)
+        let biased = DispatchSemaphore(value: 0)
+        let finished = runOnThreads(4) { sender in
+            var next = 0
+            if sender == 0 {
+                while next < alone {
+                    subject.send(next)
+                    next += 1
+                }
+                for _ in 1..<4 { biased.signal() }
+            } else {
+                _ = biased.wait(timeout: .now() + threadDeadline)
+            }
+            for _ in 0..<perThread {
+                subject.send(sender * 1_000_000 + next)
+                next += 1
+            }
+        }
+        #expect(finished)
+        #expect(received.value == alone + 4 * perThread)
+        #expect(outOfOrder.value == 0)
+        #expect(checker.overlaps == 0)
+        token.invalidate()
+    }
+
+    @Test func anInvalidateFromAnotherThreadWaitsForTheBiasedSendersCallback() {
+        let subject = PassthroughSubject<Int, Never>()
+        let inCallback = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        let callbackEnded = AtomicFlag()
+        let laterCallbacks = AtomicCounter()
+        let invalidated = AtomicFlag()
+        let token = subject.subscribe { value in
+            if invalidated.isSet { _ = laterCallbacks.increment() }
+            if value == 1_000 {
+                inCallback.signal()
+                _ = release.wait(timeout: .now() + threadDeadline)
+                callbackEnded.set()
+            }
+        }
+        let sender = startThread {
+            for value in 0...1_000 { subject.send(value) }  // biased to this thread long before 1,000
+            for value in 1_001...1_100 { subject.send(value) }
+        }
+        #expect(inCallback.wait(timeout: .now() + threadDeadline) == .success, "the callback never ran")
+        let invalidator = startThread {
+            token.invalidate()
+            invalidated.set()
+        }
+        Thread.sleep(forTimeInterval: 0.05)
+        #expect(!invalidated.isSet, "invalidate() returned while the callback ran on the biased sender")
+        release.signal()
+        #expect(invalidator.waitWithDeadline(), "invalidate() never returned")
+        #expect(callbackEnded.isSet, "invalidate() returned before the callback ended")
+        #expect(sender.waitWithDeadline())
+        #expect(laterCallbacks.value == 0, "a callback started after invalidate() returned")
     }
 }

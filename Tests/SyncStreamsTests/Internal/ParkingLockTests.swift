@@ -62,9 +62,150 @@ import Testing
         #expect(cpu.value < .milliseconds(10), "the waiter used \(cpu.value) of CPU")
     }
 
+    #if !canImport(Darwin)
+        /// Locks and unlocks `count` times on the calling thread.
+        static func take(_ lock: borrowing ParkingLock, times count: Int) {
+            for _ in 0..<count {
+                lock.lock()
+                lock.unlock()
+            }
+        }
+
+        @Test func aLockTakenOverAndOverByOneThreadIsBiasedToIt() throws {
+            try #require(AsymmetricFence.isHeavyBarrierAvailable, "no membarrier here: locks are never biased")
+            let shared = Shared()
+            let serial = LockedBox<UInt64>(0)
+            let before = LockedBox<UInt64?>(nil)
+            let done = startThread {
+                serial.value = ParkingLock.currentThreadSerial
+                Self.take(shared.lock, times: Int(BiasWatch.threshold) - 1)
+                before.value = shared.lock.biasOwner
+                Self.take(shared.lock, times: 1)
+            }
+            #expect(done.waitWithDeadline())
+            #expect(before.value == nil, "biased before the threshold")
+            #expect(shared.lock.biasOwner == serial.value, "not biased to the thread that took it every time")
+            // Another thread's lock revokes it for good.
+            Self.take(shared.lock, times: 1)
+            #expect(shared.lock.biasOwner == 1)
+            Self.take(shared.lock, times: Int(BiasWatch.threshold) * 2)
+            #expect(shared.lock.biasOwner == 1, "biased again after a revocation")
+        }
+
+        @Test func aRevokerWaitsUntilTheOwnerLeavesItsBiasedSection() throws {
+            try #require(AsymmetricFence.isHeavyBarrierAvailable, "no membarrier here: locks are never biased")
+            let shared = Shared()
+            let owner = DedicatedLockOwner(lock: shared)
+            owner.run { Self.take(shared.lock, times: Int(BiasWatch.threshold)) }
+            let ownerSerial = shared.lock.biasOwner ?? 0
+            try #require(ownerSerial > 1, "not biased to the owner thread")
+            owner.run { shared.lock.lock() }  // held through the bias from here on
+            let acquired = AtomicFlag()
+            let revoker = startThread {
+                shared.lock.lock()
+                acquired.set()
+                shared.lock.unlock()
+            }
+            // The revoker stores "nobody" before it waits for the owner to leave: once it shows, the
+            // revoker is past the point where a broken lock would let it in.
+            let revoking = Date().addingTimeInterval(threadDeadline)
+            while shared.lock.biasOwner != 1 && Date() < revoking { Thread.sleep(forTimeInterval: 0.001) }
+            #expect(shared.lock.biasOwner == 1, "timed out waiting for the revoker to revoke the bias")
+            Thread.sleep(forTimeInterval: 0.05)
+            #expect(!acquired.isSet, "the revoker took the lock while the owner held it through the bias")
+            owner.run { shared.lock.unlock() }
+            #expect(revoker.waitWithDeadline(), "the revoker never got the lock after the owner left")
+            #expect(acquired.isSet)
+            owner.stop()
+        }
+
+        @Test func anOwnerAndARevokerRacingLoseNoIncrement() throws {
+            try #require(AsymmetricFence.isHeavyBarrierAvailable, "no membarrier here: locks are never biased")
+            let rounds = BuildFlavor.iterations(200, sanitized: 40)
+            let perThread = BuildFlavor.iterations(20_000, sanitized: 2_000)
+            for _ in 0..<rounds {
+                let shared = Shared()
+                let biased = DispatchSemaphore(value: 0)
+                let finished = runOnThreads(2) { index in
+                    if index == 0 {
+                        Self.take(shared.lock, times: Int(BiasWatch.threshold))
+                        biased.signal()
+                    } else {
+                        _ = biased.wait(timeout: .now() + threadDeadline)
+                    }
+                    for _ in 0..<perThread { shared.lock.withLock { shared.count += 1 } }
+                }
+                #expect(finished)
+                #expect(shared.lock.biasOwner == 1, "two threads took the lock, and it is still biased")
+                #expect(shared.count == 2 * perThread)
+                if shared.count != 2 * perThread { return }
+            }
+        }
+
+        @Test func aLockWhoseTakerKeepsChangingIsNeverBiased() throws {
+            try #require(AsymmetricFence.isHeavyBarrierAvailable, "no membarrier here: locks are never biased")
+            let shared = Shared()
+            let other = DedicatedLockOwner(lock: shared)
+            var changes = 0
+            while shared.lock.biasOwner == nil && changes < 100 {
+                Self.take(shared.lock, times: 3)
+                other.run { Self.take(shared.lock, times: 3) }
+                changes += 2
+            }
+            other.stop()
+            #expect(shared.lock.biasOwner == 1, "still watching after \(changes) changes of taker")
+            #expect(changes <= Int(BiasWatch.maximumChanges) + 2, "gave up only after \(changes) changes")
+        }
+    #endif
+
     static func threadCPUTime() -> Duration {
         var spec = timespec()
         clock_gettime(CLOCK_THREAD_CPUTIME_ID, &spec)
         return .seconds(spec.tv_sec) + .nanoseconds(spec.tv_nsec)
     }
 }
+
+#if !canImport(Darwin)
+    /// One thread of its own that runs closures handed to it, one at a time, and returns when each is done:
+    /// a lock's owner across several steps of a test.
+    final class DedicatedLockOwner: @unchecked Sendable {
+        // @unchecked Sendable: `work` is handed over under `box`'s lock; the semaphores order each closure's
+        // run between `run`'s hand-over and its return.
+        private let box = LockedBox<(@Sendable () -> Void)?>(nil)
+        private let ready = DispatchSemaphore(value: 0)
+        private let finished = DispatchSemaphore(value: 0)
+        private let stopped = AtomicFlag()
+        private let thread: DispatchSemaphore
+
+        init(lock: ParkingLockTests.Shared) {
+            let box = self.box
+            let ready = self.ready
+            let finished = self.finished
+            let stopped = self.stopped
+            thread = startThread {
+                while true {
+                    _ = ready.wait(timeout: .now() + threadDeadline)
+                    if stopped.isSet { return }
+                    if let work = box.value {
+                        box.value = nil
+                        work()
+                        finished.signal()
+                    }
+                }
+            }
+        }
+
+        /// Runs `work` on the owner's thread; returns when it is done (or records a failure at the deadline).
+        func run(_ work: @escaping @Sendable () -> Void) {
+            box.value = work
+            ready.signal()
+            #expect(finished.wait(timeout: .now() + threadDeadline) == .success, "the owner's step never finished")
+        }
+
+        func stop() {
+            stopped.set()
+            ready.signal()
+            #expect(thread.waitWithDeadline())
+        }
+    }
+#endif
