@@ -111,7 +111,11 @@ import Testing
             }
         }
         #expect(finished)
-        #expect(received.value == alone + 4 * perThread)
+        // A contended inline drain hands what is left to a job when its time slice ends, so the last
+        // values may still be on their way when every send has returned.
+        let delivered = Date().addingTimeInterval(threadDeadline)
+        while received.value < alone + 4 * perThread && Date() < delivered { Thread.sleep(forTimeInterval: 0.001) }
+        #expect(received.value == alone + 4 * perThread, "timed out waiting for every value to be delivered")
         #expect(outOfOrder.value == 0)
         #expect(checker.overlaps == 0)
         token.invalidate()
