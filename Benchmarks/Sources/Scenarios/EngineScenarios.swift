@@ -71,12 +71,12 @@ public enum EngineScenarios {
             run: { await embeddedSync(megabytes: $0, writesInFlight: 64, overNetwork: true, durableServer: true) }),
         Scenario(
             id: "P8 64 in flight window",
-            title: "P8 64 in flight, timed from the first write to the reader holding the last changeset (no set-up or clean-up)",
+            title: "P8 64 in flight, timed from the first write to the reader's last changeset (no set-up or clean-up)",
             library: "SyncStreams", unit: "MB", count: Sizes.p8Megabytes, metric: .reportedByRun,
             run: { await embeddedSync(megabytes: $0, writesInFlight: 64, timing: .syncWindow) }),
         Scenario(
             id: "P8n durable window",
-            title: "P8n durable, timed from the first write to the reader holding the last changeset (no set-up or clean-up)",
+            title: "P8n durable, timed from the first write to the reader's last changeset (no set-up, no clean-up)",
             library: "SyncStreams", unit: "MB", count: Sizes.p8Megabytes, metric: .reportedByRun,
             run: {
                 await embeddedSync(
