@@ -71,8 +71,8 @@ import Testing
             }
         }
 
-        @Test func aLockTakenOverAndOverByOneThreadIsBiasedToIt() throws {
-            try #require(AsymmetricFence.isHeavyBarrierAvailable, "no membarrier here: locks are never biased")
+        @Test(.enabled(if: AsymmetricFence.isHeavyBarrierAvailable, "no membarrier here: locks are never biased"))
+        func aLockTakenOverAndOverByOneThreadIsBiasedToIt() {
             let shared = Shared()
             let serial = LockedBox<UInt64>(0)
             let before = LockedBox<UInt64?>(nil)
@@ -92,8 +92,8 @@ import Testing
             #expect(shared.lock.biasOwner == 1, "biased again after a revocation")
         }
 
-        @Test func aRevokerWaitsUntilTheOwnerLeavesItsBiasedSection() throws {
-            try #require(AsymmetricFence.isHeavyBarrierAvailable, "no membarrier here: locks are never biased")
+        @Test(.enabled(if: AsymmetricFence.isHeavyBarrierAvailable, "no membarrier here: locks are never biased"))
+        func aRevokerWaitsUntilTheOwnerLeavesItsBiasedSection() throws {
             let shared = Shared()
             let owner = DedicatedLockOwner(lock: shared)
             owner.run { Self.take(shared.lock, times: Int(BiasWatch.threshold)) }
@@ -119,8 +119,8 @@ import Testing
             owner.stop()
         }
 
-        @Test func anOwnerAndARevokerRacingLoseNoIncrement() throws {
-            try #require(AsymmetricFence.isHeavyBarrierAvailable, "no membarrier here: locks are never biased")
+        @Test(.enabled(if: AsymmetricFence.isHeavyBarrierAvailable, "no membarrier here: locks are never biased"))
+        func anOwnerAndARevokerRacingLoseNoIncrement() {
             let rounds = BuildFlavor.iterations(200, sanitized: 40)
             let perThread = BuildFlavor.iterations(20_000, sanitized: 2_000)
             for _ in 0..<rounds {
@@ -142,8 +142,8 @@ import Testing
             }
         }
 
-        @Test func aLockWhoseTakerKeepsChangingIsNeverBiased() throws {
-            try #require(AsymmetricFence.isHeavyBarrierAvailable, "no membarrier here: locks are never biased")
+        @Test(.enabled(if: AsymmetricFence.isHeavyBarrierAvailable, "no membarrier here: locks are never biased"))
+        func aLockWhoseTakerKeepsChangingIsNeverBiased() {
             let shared = Shared()
             let other = DedicatedLockOwner(lock: shared)
             var changes = 0
