@@ -123,33 +123,27 @@ import Testing
 
     @Test func anInvalidateFromAnotherThreadWaitsForTheBiasedSendersCallback() {
         let subject = PassthroughSubject<Int, Never>()
-        let inCallback = DispatchSemaphore(value: 0)
-        let release = DispatchSemaphore(value: 0)
-        let callbackEnded = AtomicFlag()
+        let blocking = BlockingCallback()
         let laterCallbacks = AtomicCounter()
         let invalidated = AtomicFlag()
         let token = subject.subscribe { value in
             if invalidated.isSet { _ = laterCallbacks.increment() }
-            if value == 1_000 {
-                inCallback.signal()
-                _ = release.wait(timeout: .now() + threadDeadline)
-                callbackEnded.set()
-            }
+            if value == 1_000 { blocking.run() }
         }
         let sender = startThread {
             for value in 0...1_000 { subject.send(value) }  // biased to this thread long before 1,000
             for value in 1_001...1_100 { subject.send(value) }
         }
-        #expect(inCallback.wait(timeout: .now() + threadDeadline) == .success, "the callback never ran")
+        #expect(blocking.entered.wait(timeout: .now() + threadDeadline) == .success, "the callback never ran")
         let invalidator = startThread {
             token.invalidate()
             invalidated.set()
         }
         Thread.sleep(forTimeInterval: 0.05)
         #expect(!invalidated.isSet, "invalidate() returned while the callback ran on the biased sender")
-        release.signal()
+        blocking.release.signal()
         #expect(invalidator.waitWithDeadline(), "invalidate() never returned")
-        #expect(callbackEnded.isSet, "invalidate() returned before the callback ended")
+        #expect(blocking.returned.isSet, "invalidate() returned before the callback ended")
         #expect(sender.waitWithDeadline())
         #expect(laterCallbacks.value == 0, "a callback started after invalidate() returned")
     }

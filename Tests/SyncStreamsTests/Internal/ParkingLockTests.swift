@@ -95,7 +95,7 @@ import Testing
         @Test(.enabled(if: AsymmetricFence.isHeavyBarrierAvailable, "no membarrier here: locks are never biased"))
         func aRevokerWaitsUntilTheOwnerLeavesItsBiasedSection() throws {
             let shared = Shared()
-            let owner = DedicatedLockOwner(lock: shared)
+            let owner = StepThread()
             owner.run { Self.take(shared.lock, times: Int(BiasWatch.threshold)) }
             let ownerSerial = shared.lock.biasOwner ?? 0
             try #require(ownerSerial > 1, "not biased to the owner thread")
@@ -145,7 +145,7 @@ import Testing
         @Test(.enabled(if: AsymmetricFence.isHeavyBarrierAvailable, "no membarrier here: locks are never biased"))
         func aLockWhoseTakerKeepsChangingIsNeverBiased() {
             let shared = Shared()
-            let other = DedicatedLockOwner(lock: shared)
+            let other = StepThread()
             var changes = 0
             while shared.lock.biasOwner == nil && changes < 100 {
                 Self.take(shared.lock, times: 3)
@@ -164,48 +164,3 @@ import Testing
         return .seconds(spec.tv_sec) + .nanoseconds(spec.tv_nsec)
     }
 }
-
-#if !canImport(Darwin)
-    /// One thread of its own that runs closures handed to it, one at a time, and returns when each is done:
-    /// a lock's owner across several steps of a test.
-    final class DedicatedLockOwner: @unchecked Sendable {
-        // @unchecked Sendable: `work` is handed over under `box`'s lock; the semaphores order each closure's
-        // run between `run`'s hand-over and its return.
-        private let box = LockedBox<(@Sendable () -> Void)?>(nil)
-        private let ready = DispatchSemaphore(value: 0)
-        private let finished = DispatchSemaphore(value: 0)
-        private let stopped = AtomicFlag()
-        private let thread: DispatchSemaphore
-
-        init(lock: ParkingLockTests.Shared) {
-            let box = self.box
-            let ready = self.ready
-            let finished = self.finished
-            let stopped = self.stopped
-            thread = startThread {
-                while true {
-                    _ = ready.wait(timeout: .now() + threadDeadline)
-                    if stopped.isSet { return }
-                    if let work = box.value {
-                        box.value = nil
-                        work()
-                        finished.signal()
-                    }
-                }
-            }
-        }
-
-        /// Runs `work` on the owner's thread; returns when it is done (or records a failure at the deadline).
-        func run(_ work: @escaping @Sendable () -> Void) {
-            box.value = work
-            ready.signal()
-            #expect(finished.wait(timeout: .now() + threadDeadline) == .success, "the owner's step never finished")
-        }
-
-        func stop() {
-            stopped.set()
-            ready.signal()
-            #expect(thread.waitWithDeadline())
-        }
-    }
-#endif
