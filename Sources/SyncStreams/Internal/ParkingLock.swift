@@ -176,6 +176,9 @@ struct ParkingLock: ~Copyable, @unchecked Sendable {
             owner.pointee.store(1, ordering: .relaxed)
             AsymmetricFence.heavy()
             var attempt = 0
+            #if DEBUG
+                if inside.pointee.load(ordering: .relaxed) != 0 { BiasRevocationObserver.sawOwnerInside() }
+            #endif
             while inside.pointee.load(ordering: .acquiring) != 0 {
                 // The owner's critical section is a few dozen instructions; if it was preempted, yielding
                 // lets it finish.

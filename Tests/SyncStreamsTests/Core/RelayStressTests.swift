@@ -1,8 +1,8 @@
 import Dispatch
-import Foundation
-import SyncStreams
 import TestSupport
 import Testing
+
+@testable import SyncStreams
 
 /// Subscribing and invalidating while another thread delivers: the relay then copies its subscriber
 /// array instead of changing it in place (the drainer reads it without retaining), so this is where a
@@ -113,9 +113,8 @@ import Testing
         #expect(finished)
         // A contended inline drain hands what is left to a job when its time slice ends, so the last
         // values may still be on their way when every send has returned.
-        let delivered = Date().addingTimeInterval(threadDeadline)
-        while received.value < alone + 4 * perThread && Date() < delivered { Thread.sleep(forTimeInterval: 0.001) }
-        #expect(received.value == alone + 4 * perThread, "timed out waiting for every value to be delivered")
+        #expect(eventually { received.value >= alone + 4 * perThread }, "timed out waiting for every value")
+        #expect(received.value == alone + 4 * perThread)
         #expect(outOfOrder.value == 0)
         #expect(checker.overlaps == 0)
         token.invalidate()
@@ -135,14 +134,15 @@ import Testing
             for value in 1_001...1_100 { subject.send(value) }
         }
         #expect(blocking.entered.wait(timeout: .now() + threadDeadline) == .success, "the callback never ran")
-        let invalidator = startThread {
+        let invalidator = startIdentifiedThread {
             token.invalidate()
             invalidated.set()
         }
-        Thread.sleep(forTimeInterval: 0.05)
+        // The invalidating thread revoked the bias and now waits for the callback in flight.
+        #expect(waitUntilWaiting(invalidator.thread), "invalidate() never started waiting for the callback")
         #expect(!invalidated.isSet, "invalidate() returned while the callback ran on the biased sender")
         blocking.release.signal()
-        #expect(invalidator.waitWithDeadline(), "invalidate() never returned")
+        #expect(invalidator.done.waitWithDeadline(), "invalidate() never returned")
         #expect(blocking.returned.isSet, "invalidate() returned before the callback ended")
         #expect(sender.waitWithDeadline())
         #expect(laterCallbacks.value == 0, "a callback started after invalidate() returned")

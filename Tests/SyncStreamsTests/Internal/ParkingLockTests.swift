@@ -101,17 +101,17 @@ import Testing
             try #require(ownerSerial > 1, "not biased to the owner thread")
             owner.run { shared.lock.lock() }  // held through the bias from here on
             let acquired = AtomicFlag()
+            let insideBefore = BiasRevocationObserver.ownerInsideCount.load(ordering: .relaxed)
             let revoker = startThread {
                 shared.lock.lock()
                 acquired.set()
                 shared.lock.unlock()
             }
-            // The revoker stores "nobody" before it waits for the owner to leave: once it shows, the
-            // revoker is past the point where a broken lock would let it in.
-            let revoking = Date().addingTimeInterval(threadDeadline)
-            while shared.lock.biasOwner != 1 && Date() < revoking { Thread.sleep(forTimeInterval: 0.001) }
-            #expect(shared.lock.biasOwner == 1, "timed out waiting for the revoker to revoke the bias")
-            Thread.sleep(forTimeInterval: 0.05)
+            // The revoker saw the owner inside and waits for it: a broken lock would have let it in by now.
+            #expect(
+                eventually { BiasRevocationObserver.ownerInsideCount.load(ordering: .relaxed) > insideBefore },
+                "timed out waiting for the revoker to find the owner inside")
+            #expect(shared.lock.biasOwner == 1, "the bias was not revoked")
             #expect(!acquired.isSet, "the revoker took the lock while the owner held it through the bias")
             owner.run { shared.lock.unlock() }
             #expect(revoker.waitWithDeadline(), "the revoker never got the lock after the owner left")
