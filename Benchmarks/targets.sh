@@ -4,7 +4,9 @@
 #   compare --id P1 --id P5 --id "P8 64 in flight" --id "P8n durable"   (P1, P5, P8 embedded + the disk's
 #                                                                          batched fsync baseline, P8n durable)
 #     --id "P8 64 in flight window" --id "P8n durable window"             (the same two syncs timed from the first
-#                                                                          write to the reader's last changeset)
+#                                                                          write to the reader's last changeset, and
+#                                                                          the disk alone writing 2 and 3 files at
+#                                                                          once: the ratio's ceiling on this disk)
 #   network p12 [samples]                                                 (P12: write → another app)
 #   network p13 [MiB]                                                     (P13: RSS while syncing 1 GiB)
 # and prints one Markdown table (target, figures, ratio, met/missed) under a header line with the date,
@@ -107,6 +109,18 @@ if [ -n "$p8w" ] && [ -n "$p8nw" ]; then
     row "the same, the sync alone (first write → the reader holds the last changeset; no set-up or clean-up)" \
         "$(calc "$p8nw / 1e6") ms per MB; embedded $(calc "$p8w / 1e6") ms per MB" "$r" "$(verdict "$r >= 0.8")"
 else missing "P8n durable ≥ 0.8 × embedded, the sync alone"; fi
+
+# What the disk alone allows that ratio: the embedded path writes each changeset to 2 files at once (writer
+# and reader stores), the durable network path to 3 (writer, server, reader): the same 64 × 64 KiB + fsync
+# pattern to 2 and to 3 files at once, one thread each, in the same run.
+disk2="$(median "P8 64 in flight window" "disk: 2 files at once, each 64 × 64 KiB + fsync")"
+disk3="$(median "P8n durable window" "disk: 3 files at once, each 64 × 64 KiB + fsync")"
+if [ -n "$disk2" ] && [ -n "$disk3" ] && [ -n "$p8w" ] && [ -n "$p8nw" ]; then
+    ceiling="$(calc "$disk2 / $disk3")"
+    row "(context, not a target) the most the disk alone allows that ratio: 2 files at once ÷ 3 files at once; each path's sync against its own disk figure" \
+        "disk 2 files $(calc "$disk2 / 1e6") ms per MB, 3 files $(calc "$disk3 / 1e6") ms per MB; embedded at $(calc "$disk2 / $p8w") of its disk figure, durable network at $(calc "$disk3 / $p8nw")" \
+        "$ceiling" "—"
+else missing "the disk's ceiling for durable network ÷ embedded"; fi
 
 sync_p50="$(sed -n 's/.*other app: *p50 \([0-9.]*\) ms.*/\1/p' "$raw/p12")"
 disk_p50="$(sed -n 's/.*write+fsync: *p50 \([0-9.]*\) ms.*/\1/p' "$raw/p12")"

@@ -71,6 +71,16 @@ public enum EngineScenarios {
             run: { await embeddedSync(megabytes: $0, writesInFlight: 64, overNetwork: true, durableServer: true) }),
         Scenario(
             id: "P8 64 in flight window",
+            title: "the disk alone for the embedded path's two durable copies, written at once",
+            library: "disk: 2 files at once, each 64 × 64 KiB + fsync", unit: "MB", count: Sizes.p8Megabytes,
+            run: { batchedDurableWrites(megabytes: $0, files: 2) }),
+        Scenario(
+            id: "P8n durable window",
+            title: "the disk alone for the durable network path's three durable copies, written at once",
+            library: "disk: 3 files at once, each 64 × 64 KiB + fsync", unit: "MB", count: Sizes.p8Megabytes,
+            run: { batchedDurableWrites(megabytes: $0, files: 3) }),
+        Scenario(
+            id: "P8 64 in flight window",
             title: "P8 64 in flight, timed from the first write to the reader's last changeset (no set-up or clean-up)",
             library: "SyncStreams", unit: "MB", count: Sizes.p8Megabytes, metric: .reportedByRun,
             run: { await embeddedSync(megabytes: $0, writesInFlight: 64, timing: .syncWindow) }),
@@ -328,10 +338,32 @@ public enum EngineScenarios {
     }
 
     /// The disk's own batched durable bandwidth: `megabytes` MB written as 64 KiB writes, an fsync after
-    /// every 64 of them (what group commit at best achieves).
+    /// every 64 of them (what group commit at best achieves), to each of `files` files at once, one thread
+    /// per file. With 2 and 3 files it is what the disk alone allows the embedded path (writer and reader
+    /// stores) and the durable network path (writer, server and reader stores), which write every
+    /// changeset that many times at once: their ratio is the most the durable network path can reach of
+    /// the embedded one on this disk, before any CPU is spent.
     @inline(never)
-    public static func batchedDurableWrites(megabytes: Int) -> Int {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("P8-disk-\(UUID().uuidString)").path
+    public static func batchedDurableWrites(megabytes: Int, files: Int = 1) -> Int {
+        guard files > 1 else { return batchedDurableWrites(megabytes: megabytes, to: "P8-disk-\(UUID().uuidString)") }
+        // One thread per file, each with its own result slot; the group's wait orders their writes before the reads.
+        let written = UnsafeMutableBufferPointer<Int>.allocate(capacity: files)
+        defer { written.deallocate() }
+        nonisolated(unsafe) let slots = written
+        let done = DispatchGroup()
+        for file in 0..<files {
+            done.enter()
+            Thread {
+                slots[file] = batchedDurableWrites(megabytes: megabytes, to: "P8-disk-\(UUID().uuidString)")
+                done.leave()
+            }.start()
+        }
+        done.wait()
+        return written.reduce(0, +) / files
+    }
+
+    private static func batchedDurableWrites(megabytes: Int, to name: String) -> Int {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent(name).path
         let descriptor = open(path, O_CREAT | O_WRONLY | O_TRUNC, 0o644)
         defer {
             close(descriptor)
