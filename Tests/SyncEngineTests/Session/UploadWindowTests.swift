@@ -37,6 +37,39 @@ struct UploadWindowTests {
         #expect(try await fixture.serverLog() == written.map { Array($0) })
     }
 
+    @Test(
+        "an acknowledgement reopens the window when it arrives: the next changeset goes while the acknowledgement's own fsync is held"
+    )
+    func anAcknowledgementReopensTheWindowOnArrival() async throws {
+        let fileSystem = ControlledFileSystem()
+        let fixture = try await EngineFixture(fileSystem: fileSystem, configure: { $0.uploadWindowBytes = 2500 })
+        defer { fixture.directory.remove() }
+        let session = try await fixture.open()
+        try await session.wait(for: .download)
+        fixture.transport.faults.delayMessages = true
+        let written = (0..<3).map { Data(repeating: UInt8($0), count: 1000) }
+        for data in written { try await session.write(data) }
+        try await eventually("two changesets reached the server") {
+            (try? await fixture.server.changesets(in: "p").count) ?? 0 >= 2
+        }
+        try await eventually("the uploads stopped") { await !session.engine.uploadsForTests.isUploading }
+        #expect(await session.engine.uploadsForTests.inFlightBytes == 2000)
+
+        // The store's next fsync — the one that would make the acknowledgements durable — is held. The server
+        // holds the two changesets durably already: the third goes as soon as the acknowledgements arrive.
+        let fsync = fileSystem.hold(.sync, of: "p.synclog")
+        defer { fsync.release() }
+        fixture.transport.deliverDelayedMessages()
+        try await eventually("the acknowledgements' fsync is held") { fsync.isBlocked }
+        try await eventually("the third changeset reached the server while that fsync is held") {
+            (try? await fixture.server.changesets(in: "p").count) ?? 0 == 3
+        }
+        #expect(fsync.isBlocked)
+        fsync.release()
+        try await session.wait(for: .upload)
+        #expect(try await fixture.serverLog() == written.map { Array($0) })
+    }
+
     @Test("a changeset larger than the window still goes, alone")
     func aChangesetLargerThanTheWindowGoesAlone() async throws {
         let fixture = try await EngineFixture(configure: { $0.uploadWindowBytes = 500 })
