@@ -3,9 +3,8 @@ import SyncWire
 /// Takes in-process connections for a server and serves each with one task.
 ///
 /// The task reads the connection's messages in order and hands each to the core, waiting for it to be
-/// handled before reading the next (an upload counts as handled once it is queued for a commit: see
-/// `ServerCore+GroupCommit`). Messages still queued when the server closes the connection are ignored.
-/// When the messages end, the core unbinds the connection's sessions once its queued uploads are handled.
+/// handled before reading the next. Messages still queued when the server closes the connection are
+/// ignored. When the messages end, the core unbinds the connection's sessions.
 final class ConnectionAcceptor: SyncConnectionAcceptor {
     private let core: ServerCore
     private let registry: ConnectionRegistry

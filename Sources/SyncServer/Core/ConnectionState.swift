@@ -18,11 +18,6 @@ final class ConnectionState {
     var protocolVersion: UInt16 = 0
     /// Bound sessions by the client's session number.
     var sessions: [UInt32: BoundSession] = [:]
-    /// Its uploads queued for a commit or being committed (`ServerCore+GroupCommit`), and their bytes.
-    var queuedUploads = 0
-    var queuedUploadBytes = 0
-    /// Handlers of its messages waiting for its queued uploads to be handled (all of them, or enough).
-    var uploadWaiters: [CheckedContinuation<Void, Never>] = []
 
     init(handle: ConnectionHandle) { self.handle = handle }
 }

@@ -39,7 +39,8 @@ final class Partition {
 
     /// Uploads waiting for the partition's next commit, in arrival order (`ServerCore+GroupCommit`).
     var queuedUploads: [QueuedUpload] = []
-    /// Whether the partition's committer task runs: it commits the queued uploads until none is left.
+    /// Whether an upload task commits this partition's uploads (or is about to: the commit was handed
+    /// to it); while it does, new uploads queue.
     var isCommittingUploads = false
 
     private var isBusy = false

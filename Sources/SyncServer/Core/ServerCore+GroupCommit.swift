@@ -7,72 +7,75 @@ import SyncWire
     import Darwin
 #endif
 
-/// Group commit across sessions, and uploads pipelined per connection.
+/// An upload waiting for its partition's next commit (`ServerCore.integrate(_:of:on:)`).
+struct QueuedUpload {
+    let upload: Upload
+    let session: BoundSession
+    let connection: ConnectionState
+    /// Resumed once: `.done` when another task's commit handled the upload, `.commit` when this upload's
+    /// task is to commit the next batch; `nil` for the task committing (it is not waiting).
+    var turn: CheckedContinuation<UploadTurn, Never>?
+}
+
+/// What a queued upload's task is told (`QueuedUpload.turn`).
+enum UploadTurn {
+    /// The upload was handled (stored and acknowledged by the pumps, or its session failed).
+    case done
+    /// Commit the next batch, starting with this upload.
+    case commit
+}
+
+/// Group commit across sessions: uploads of different sessions to one partition share one
+/// `PartitionStore.append` (one fsync for a file store).
 ///
-/// Uploads of different sessions to one partition share one `PartitionStore.append` (one fsync for a file
-/// store). An upload is queued (`Partition.queuedUploads`) and its connection reads its next message at
-/// once: while one commit's fsync runs, the next uploads arrive, are decoded and queue, and the next
-/// commit takes them all. One committer task per partition at a time (`Partition.isCommittingUploads`)
-/// takes the gate, then the next batch: every queued upload in queue order, at most one entry per client
-/// file, where an upload of the same session that continues an entry's client versions is taken into that
-/// entry (so a client's consecutive uploads share a commit too), and one of a client file already in the
-/// batch otherwise waits for the next batch (so each is checked against its client file's log as it
-/// stands). It handles each entry as a single upload is handled (unbound sessions skipped, a diverged
-/// re-upload fails its session), appends the fresh changesets of all of them in one `append` under
-/// consecutive versions, in queue order, and only then, with the entries durable, appends them to the
-/// partition and starts the pumps that acknowledge them. An append that fails fails every upload of the
-/// batch (`.internalError`, retry later), as a single one's does: nothing is acknowledged that is not
-/// durable. It goes on with what queued meanwhile until the queue is empty, so each batch is sized by what
-/// queued during the previous one's fsync.
+/// One upload task per partition at a time commits (`Partition.isCommittingUploads`); uploads arriving
+/// meanwhile queue (`Partition.queuedUploads`) and their tasks wait. The committer takes the gate, then
+/// every queued upload (at most one per client file: a client file's later upload waits for the next
+/// batch, so each upload is checked against its client file's log as it stands), handles each as a single
+/// upload is handled (unbound sessions skipped, a diverged re-upload fails its session), appends the
+/// fresh changesets of all of them in one `append` under consecutive versions, in queue order, and only
+/// then, with the entries durable, appends them to the partition and starts the pumps that acknowledge
+/// them. An append that fails fails every upload of the batch (`.internalError`, retry later), as a single
+/// one's does: nothing is acknowledged that is not durable. The committer then hands the commit to the
+/// first upload still queued (it gathered meanwhile, during the fsync), so the next batch is sized by what
+/// queued during this one's.
 ///
-/// A connection's messages keep their order:
-/// - its uploads are committed in the order they arrived (per partition: the queue is FIFO, and an upload
-///   joins an entry only right behind the upload before it);
-/// - any other message — and an upload that is refused — is handled only after the connection's queued
-///   uploads were handled (stored and acknowledged by the pumps, or their sessions failed), as it was when
-///   every upload was handled before the next message was read; so is the connection's end;
-/// - memory stays bounded: an upload's handler returns at once only while the connection's uploads queued
-///   before it hold less than `maximumQueuedUploadBytes` bytes and number fewer than
-///   `maximumQueuedUploads`; otherwise it waits until enough of them are handled, and the connection
-///   reads nothing meanwhile (the transport's flow control then slows the client).
+/// Each upload's task returns only once its upload was handled, so a connection's next message is
+/// handled after its upload as before.
 extension ServerCore {
-    /// The most uploads one append gathers: 256; 1 (one append per upload, none taken into another, as
-    /// before group commit) with `SYNCSTREAMS_GROUP_COMMIT=off` in the environment, to measure one against
-    /// the other in one binary (Benchmarks' P8w).
+    /// The most uploads one append gathers: 256; 1 (one append per upload, as before group commit) with
+    /// `SYNCSTREAMS_GROUP_COMMIT=off` in the environment, to measure one against the other in one binary
+    /// (Benchmarks' P8w).
     static let maximumUploadsPerCommit =
         getenv("SYNCSTREAMS_GROUP_COMMIT").map { String(cString: $0) } == "off" ? 1 : 256
 
-    /// The bytes of a connection's queued uploads past which its next upload waits before the connection
-    /// reads on: 8 MiB (a client's default upload window).
-    static let maximumQueuedUploadBytes = 8 << 20
-
-    /// The number of a connection's queued uploads past which its next upload waits: 64.
-    static let maximumQueuedUploads = 64
-
-    /// Queues `upload` of `session` (checked already) for its partition's next commit, starting the
-    /// partition's committer if none runs; returns once the connection may read its next message (at once
-    /// unless its queued uploads hold the limits).
+    /// Integrates `upload` of `session` (checked already) into its partition, in a batch with other
+    /// sessions' uploads waiting meanwhile; returns once it is handled.
     func integrate(_ upload: Upload, of session: BoundSession, on connection: ConnectionState) async {
         let partition = session.partition
-        let queued = QueuedUpload(upload: upload, session: session, connection: connection)
-        partition.queuedUploads.append(queued)
-        connection.queuedUploads += 1
-        connection.queuedUploadBytes += queued.byteCount
-        if !partition.isCommittingUploads {
+        if partition.isCommittingUploads {
+            let turn = await withCheckedContinuation { (turn: CheckedContinuation<UploadTurn, Never>) in
+                partition.queuedUploads.append(
+                    QueuedUpload(upload: upload, session: session, connection: connection, turn: turn))
+            }
+            guard turn == .commit else { return }
+        } else {
             partition.isCommittingUploads = true
-            Task { await self.commitQueuedUploads(of: partition) }
+            partition.queuedUploads.append(
+                QueuedUpload(upload: upload, session: session, connection: connection, turn: nil))
         }
-        while connection.queuedUploadBytes - queued.byteCount >= Self.maximumQueuedUploadBytes
-            || connection.queuedUploads - 1 >= Self.maximumQueuedUploads
-        {
-            await withCheckedContinuation { connection.uploadWaiters.append($0) }
-        }
-    }
-
-    /// Returns once every upload `connection` queued is handled.
-    func waitForQueuedUploads(of connection: ConnectionState) async {
-        while connection.queuedUploads > 0 {
-            await withCheckedContinuation { connection.uploadWaiters.append($0) }
+        // This task's upload is first in the queue: commit a batch starting with it.
+        await partition.acquire()
+        let batch = takeBatch(of: partition)
+        await commit(batch, in: partition)
+        release(partition)
+        for queued in batch { queued.turn?.resume(returning: .done) }
+        if partition.queuedUploads.isEmpty {
+            partition.isCommittingUploads = false
+            noteIfIdle(partition)
+        } else {
+            partition.queuedUploads[0].turn?.resume(returning: .commit)
+            partition.queuedUploads[0].turn = nil
         }
     }
 
@@ -81,56 +84,17 @@ extension ServerCore {
         partitions[PartitionName(partition)]?.queuedUploads.count ?? 0
     }
 
-    /// The partition's committer: commits batches until no upload is queued.
-    private func commitQueuedUploads(of partition: Partition) async {
-        while !partition.queuedUploads.isEmpty {
-            await partition.acquire()
-            let batch = takeBatch(of: partition)
-            await commit(batch, in: partition)
-            release(partition)
-            uploadsHandled(batch)
-        }
-        partition.isCommittingUploads = false
-        noteIfIdle(partition)
-    }
-
-    /// Counts `batch`'s uploads out of their connections' queues and wakes the handlers waiting on them.
-    private func uploadsHandled(_ batch: [QueuedUpload]) {
-        var connections: [ObjectIdentifier: ConnectionState] = [:]
-        for queued in batch {
-            queued.connection.queuedUploads -= queued.messageCount
-            queued.connection.queuedUploadBytes -= queued.byteCount
-            connections[ObjectIdentifier(queued.connection)] = queued.connection
-        }
-        for connection in connections.values {
-            let waiters = connection.uploadWaiters
-            connection.uploadWaiters = []
-            for waiter in waiters { waiter.resume() }
-        }
-    }
-
-    /// Removes the next batch from the partition's queue, in queue order: its first upload; each later one
-    /// that continues an entry of its session with nothing of its client file left behind, taken into that
-    /// entry; and each other one of a client file not in the batch yet, up to `maximumUploadsPerCommit`
-    /// entries.
+    /// Removes the next batch from the partition's queue: its first upload, and each later one of another
+    /// client file than those taken, up to `maximumUploadsPerCommit`, in queue order.
     private func takeBatch(of partition: Partition) -> [QueuedUpload] {
         var batch: [QueuedUpload] = []
         var left: [QueuedUpload] = []
         var clientFiles: Set<UInt64> = []
-        var clientFilesLeft: Set<UInt64> = []
-        let joins = Self.maximumUploadsPerCommit > 1
         for queued in partition.queuedUploads {
-            let clientFile = queued.session.clientFileID
-            if joins, !clientFilesLeft.contains(clientFile),
-                let entry = batch.lastIndex(where: { $0.session === queued.session }),
-                batch[entry].isContinued(by: queued)
-            {
-                batch[entry].absorb(queued)
-            } else if batch.count < Self.maximumUploadsPerCommit, clientFiles.insert(clientFile).inserted {
+            if batch.count < Self.maximumUploadsPerCommit, clientFiles.insert(queued.session.clientFileID).inserted {
                 batch.append(queued)
             } else {
                 left.append(queued)
-                clientFilesLeft.insert(clientFile)
             }
         }
         partition.queuedUploads = left
@@ -160,7 +124,7 @@ extension ServerCore {
         for (queued, outcome) in zip(accepted, outcomes) {
             switch outcome {
             case .stored(let changesets):
-                metrics.uploads.add(queued.messageCount, ordering: .relaxed)
+                metrics.uploads.add(1, ordering: .relaxed)
                 metrics.changesetsUploaded.add(changesets.count, ordering: .relaxed)
                 logger.log(
                     .debug, Self.category,

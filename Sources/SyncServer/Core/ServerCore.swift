@@ -5,12 +5,10 @@ import Synchronization
 /// The server's sync logic: connections' protocol state, the partitions they sync, and the pumps that
 /// send each bound session its entries.
 ///
-/// Each connection's messages arrive one at a time, in order (its task waits for `handle` to return). An
-/// upload's `handle` returns once it is queued for its partition's next commit, so the connection reads
-/// on while it is committed; any other message waits until the connection's queued uploads are handled
-/// (`ServerCore+GroupCommit`). Messages of different connections interleave only where an operation
-/// waits for the store; those waits happen while holding the partition's gate, so per partition the log
-/// grows strictly one operation after another.
+/// Each connection's messages arrive one at a time, in order (its task waits for `handle` to return).
+/// Messages of different connections interleave only where an operation waits for the store; those
+/// waits happen while holding the partition's gate, so per partition the log grows strictly one operation
+/// after another.
 ///
 /// Entries reach sessions only through their pumps (`pump(_:)`): one per bound session, running on this
 /// actor while it has something to send, sending the session's entries in version order, one message at
@@ -73,9 +71,6 @@ actor ServerCore {
     /// available are sent by the sessions' pumps, later).
     func handle(_ message: ClientMessage, from handle: ConnectionHandle) async {
         let connection = state(of: handle)
-        // Only an upload may be handled while the connection's earlier uploads are being committed
-        // (`ServerCore+GroupCommit`): anything else sees their outcome, as if each had been handled in turn.
-        if case .upload = message {} else { await waitForQueuedUploads(of: connection) }
         switch connection.phase {
         case .closed:
             return
@@ -114,19 +109,13 @@ actor ServerCore {
         self.authentication = authentication
     }
 
-    /// Forgets a connection whose messages ended, unbinding its sessions once the uploads it queued are
-    /// handled.
-    func connectionEnded(_ handle: ConnectionHandle) async {
-        guard let queued = connections[handle.id] else { return }
-        await waitForQueuedUploads(of: queued)
+    /// Forgets a connection whose messages ended, unbinding its sessions.
+    func connectionEnded(_ handle: ConnectionHandle) {
         guard let connection = connections.removeValue(forKey: handle.id) else { return }
         logger.log(.info, Self.category, "connection \(handle.id) ended (\(connection.sessions.count) sessions bound)")
         endAllSessions(of: connection)
         connection.phase = .closed
     }
-
-    /// How many message handlers wait for their connection's queued uploads (for tests).
-    var handlersWaitingForUploads: Int { connections.values.reduce(0) { $0 + $1.uploadWaiters.count } }
 
     /// How many sessions are bound to `name` (0 when it is not loaded).
     func boundSessionCount(in name: String) -> Int { partitions[PartitionName(name)]?.subscribers.count ?? 0 }
@@ -275,50 +264,29 @@ actor ServerCore {
     }
 
     private func upload(_ upload: Upload, on connection: ConnectionState) async {
-        var check = self.check(upload, on: connection)
-        if case .refused = check, connection.queuedUploads > 0 {
-            // A refusal is an answer like any other: after the connection's uploads queued before it.
-            await waitForQueuedUploads(of: connection)
-            check = self.check(upload, on: connection)
-        }
-        switch check {
-        case .accepted(let session):
-            // Stored with the uploads of other sessions, and this session's next ones, queued meanwhile.
-            await integrate(upload, of: session, on: connection)
-        case .refused(nil, let code, let message):
-            reject(upload.sessionID, on: connection, code, message)
-        case .refused(let session?, let code, let message):
-            failSession(session, on: connection, code, message)
-        }
-    }
-
-    /// Whether `upload` may be queued for its session, or why not (and which bound session then fails).
-    private enum UploadCheck {
-        case accepted(BoundSession)
-        case refused(BoundSession?, ProtocolErrorCode, String)
-    }
-
-    private func check(_ upload: Upload, on connection: ConnectionState) -> UploadCheck {
         let sessionID = upload.sessionID
         guard let session = connection.sessions[sessionID] else {
-            return .refused(nil, .unknownSession, "session \(sessionID) is not bound")
+            return reject(sessionID, on: connection, .unknownSession, "session \(sessionID) is not bound")
         }
         guard session.mayUpload else {
-            return .refused(
-                session, .permissionDenied, "the credential may read \(session.partition.name) but not upload to it")
+            return failSession(
+                session, on: connection, .permissionDenied,
+                "the credential may read \(session.partition.name) but not upload to it")
         }
         if let tooLarge = upload.changesets.first(where: { $0.data.count > configuration.maximumChangesetBytes }) {
-            return .refused(
-                session, .messageTooLarge,
+            return failSession(
+                session, on: connection, .messageTooLarge,
                 "changeset \(tooLarge.clientVersion) has \(tooLarge.data.count) bytes; "
                     + "the limit is \(configuration.maximumChangesetBytes)")
         }
         for (previous, next) in zip(upload.changesets, upload.changesets.dropFirst())
         where next.clientVersion != previous.clientVersion + 1 {
-            return .refused(
-                session, .badClientVersion, "client version \(next.clientVersion) follows \(previous.clientVersion)")
+            return failSession(
+                session, on: connection, .badClientVersion,
+                "client version \(next.clientVersion) follows \(previous.clientVersion)")
         }
-        return .accepted(session)
+        // Stored with the uploads of other sessions waiting for the partition meanwhile: one append.
+        await integrate(upload, of: session, on: connection)
     }
 
     /// A re-upload (client versions the log holds for the session's client file) whose bytes differ from
