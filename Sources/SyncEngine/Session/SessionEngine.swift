@@ -118,6 +118,8 @@ actor SessionEngine {
     /// Uploads: the next client version to send on this binding, and the bytes sent and not yet acknowledged.
     private var nextToSend: UInt64 = 1
     private var inFlightBytes = 0
+    /// The last client version taken out of the window (`releaseAcknowledgedFromWindow`).
+    private var windowAcknowledged: UInt64 = 0
     /// The binding on which a changeset too large for the server's message limit was reported: once per
     /// binding, and uploading stops there until the next one.
     private var reportedTooLarge: UInt64?
@@ -375,6 +377,7 @@ actor SessionEngine {
             serverMaximumMessageBytes: channel.serverMaximumMessageBytes)
         self.channel = bound
         nextToSend = store.reservedAcknowledgedClientVersion + 1
+        windowAcknowledged = store.reservedAcknowledgedClientVersion
         inFlightBytes = 0
         bound.send(
             .bind(
@@ -435,6 +438,9 @@ actor SessionEngine {
             return
         }
         enqueue(PendingWrite(records: records, remainingBytes: download.remainingBytes))
+        // The server holds what it acknowledged durably: the window reopens now, not once the
+        // acknowledgements are durable here too (behind this store's fsyncs of the writes in flight).
+        if releaseAcknowledgedFromWindow() { Task { await self.sendUploads() } }
         await waitForRoom()
     }
 
@@ -746,17 +752,32 @@ actor SessionEngine {
         return droppedWaiters
     }
 
+    /// Takes the changesets sent on this binding that the server acknowledged since the last call out of
+    /// the upload window: those up to the store's acknowledged client version, counting acknowledgements
+    /// received and not yet durable (`LocalStore.reservedAcknowledgedClientVersion`). Returns whether any
+    /// left it.
+    ///
+    /// Reopening the window on arrival is safe: the server acknowledges only what it stored durably. If
+    /// the app stops before the acknowledgement is durable here, the next binding uploads those changesets
+    /// again and the server recognises them by client version.
+    @discardableResult
+    private func releaseAcknowledgedFromWindow() -> Bool {
+        let acknowledged = min(store.reservedAcknowledgedClientVersion, nextToSend - 1)
+        guard acknowledged > windowAcknowledged else { return false }
+        for clientVersion in (windowAcknowledged + 1)...acknowledged {
+            inFlightBytes -= store.local[Int(clientVersion - 1)].byteCount
+        }
+        inFlightBytes = max(0, inFlightBytes)
+        windowAcknowledged = acknowledged
+        return true
+    }
+
     /// A batch is durable: count it, publish its changesets, report progress, upload its local changesets.
     private func didStore(
         _ batch: [PendingWrite], records: [Record], at locations: [RecordLocation], bodyChecksums: [UInt32]
     ) {
-        let acknowledgedBefore = store.acknowledgedClientVersion
         feed.publish(store.apply(records, at: locations, bodyChecksums: bodyChecksums))
-        for clientVersion in (acknowledgedBefore + 1)..<(store.acknowledgedClientVersion + 1)
-        where clientVersion < nextToSend {
-            inFlightBytes -= store.local[Int(clientVersion - 1)].byteCount
-        }
-        inFlightBytes = max(0, inFlightBytes)
+        releaseAcknowledgedFromWindow()
         if let remaining = batch.last(where: { $0.remainingBytes != nil })?.remainingBytes {
             let downloaded = downloadedBase.addingClamped(store.downloadedBytes)
             if remaining == 0, logger.isEnabled(.detail), notifier.current(.download)?.isTransferComplete == false {
