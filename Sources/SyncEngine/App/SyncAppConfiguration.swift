@@ -40,7 +40,8 @@ extension SyncApp {
         /// largest that fits in one message with its framing (what the reference server accepts).
         public var maximumChangesetBytes: Int
         /// Upload bytes a session sends ahead of the server's acknowledgements, at most (a changeset larger
-        /// than the window goes alone, when nothing else is unacknowledged). Default: 8 MiB.
+        /// than the window goes alone, when nothing else is unacknowledged). An acknowledgement reopens the
+        /// window when it arrives, before it is durable locally. Default: 6 MiB.
         public var uploadWindowBytes: Int
         /// Bytes a session lets wait for its next fsync (writes and downloads together) before `write`
         /// and the reading of further downloads wait (one write always fits). Default: 8 MiB.
@@ -91,7 +92,7 @@ extension SyncApp {
             callbackExecutor: (any StreamExecutor)? = nil,
             random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) },
             maximumChangesetBytes: Int = WireProtocol.maximumChangesetSize,
-            uploadWindowBytes: Int = 8 << 20,
+            uploadWindowBytes: Int = 6 << 20,
             pendingWriteBytes: Int = 8 << 20,
             logLevel: SyncLogLevel = .warn,
             logger: (@Sendable (SyncLogEvent) -> Void)? = nil,
