@@ -133,10 +133,17 @@ final class SpinnerRun: Sendable {
         display.queue.async { self.display.startRedrawing() }
         // What the reader must end up with: the same changesets, in this order.
         var expected = ChangesetChecksum()
-        for index in 0..<workload.count {
-            let changeset = workload.changeset(index)
-            expected.add(changeset)
-            try await writer.write(changeset)
+        do throws(SyncError) {
+            for index in 0..<workload.count {
+                let changeset = workload.changeset(index)
+                expected.add(changeset)
+                try await writer.write(changeset)
+            }
+        } catch .sessionInvalid {
+            // A fatal error (a refused credential) ended the session while it wrote: say what it was, not
+            // only that the session is invalid. The status holds it before any write can see the session
+            // invalid; `app.errors` reports it too, but on the callback queue, perhaps after this.
+            throw writer.status.value.lastError ?? .sessionInvalid
         }
 
         // The reader: its initial download as a progress bar (`.forCurrentlyOutstandingWork`), and what it
