@@ -51,13 +51,17 @@ final class RawClient: Sendable {
     /// Whether the server closed the connection.
     var isClosed: Bool { !channel.isActive }
 
+    /// The bytes of the HTTP response's head (through its blank line), once it is complete; what follows
+    /// are WebSocket frames.
+    var responseHeadCount: Int? {
+        let bytes = received
+        return bytes.indices.first { bytes[$0...].starts(with: Array("\r\n\r\n".utf8)) }.map { $0 + 4 }
+    }
+
     /// The code of the close frame the server sent after its `101` response, if one came.
     var closeCode: UInt16? {
         let bytes = received
-        guard let end = bytes.indices.first(where: { bytes[$0...].starts(with: Array("\r\n\r\n".utf8)) }) else {
-            return nil
-        }
-        var index = end + 4
+        guard var index = responseHeadCount else { return nil }
         // Server frames are unmasked; skip them up to the close frame (opcode 8).
         while index + 2 <= bytes.count {
             let opcode = bytes[index] & 0x0F
