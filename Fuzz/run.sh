@@ -26,6 +26,7 @@ sources() {
     case "$1" in
     frame-decoder)
         echo Fuzz/Targets/FuzzFrameDecoder.swift $ws/WebSocketFrameDecoder.swift $ws/WebSocketFrame.swift \
+            $ws/WebSocketFrameHeader.swift $ws/WebSocketPartialFrame.swift \
             $ws/WebSocketMessageAssembler.swift $ws/WebSocketOpcode.swift $ws/WebSocketViolation.swift \
             $ws/WebSocketCloseCode.swift $ws/WebSocketMask.swift ;;
     handshake)

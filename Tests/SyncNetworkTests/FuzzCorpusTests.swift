@@ -20,7 +20,9 @@ import Testing
         return try names.map { ($0, Array(try Data(contentsOf: directory.appendingPathComponent($0)))) }
     }
 
-    @Test("frame decoder and message assembler: every corpus input decodes or fails with a typed violation")
+    @Test(
+        "frame decoder and message assembler: every corpus input decodes or fails with a typed violation, and each frame gathered in pieces as a partial frame is the decoded one"
+    )
     func frameDecoder() throws {
         for (name, bytes) in try inputs("frame-decoder") {
             for reader in [WebSocketFrameDecoder.Reader.server, .client] {
@@ -33,6 +35,10 @@ import Testing
                     do {
                         while let (frame, consumed) = try decoder.decode(bytes, from: offset) {
                             #expect(consumed > 0 && offset + consumed <= bytes.count, "\(name)")
+                            let wire = Array(bytes[offset..<(offset + consumed)])
+                            #expect(
+                                gatheredInPieces(wire, decoder: decoder, seed: bytes.count) == frame,
+                                "\(name): a frame gathered in pieces differs from the decoded one")
                             offset += consumed
                             if case .binary(let message) = try assembler.take(frame) {
                                 #expect(message.count <= 4096, "\(name)")
@@ -44,6 +50,28 @@ import Testing
                 }
             }
         }
+    }
+
+    /// `wire` (one whole frame) gathered as the fuzz target's `checkPartialFrame` does: its header, then its
+    /// payload through a `WebSocketPartialFrame` in pieces sized from `seed`, the last followed by bytes of a
+    /// next frame; `nil` if a piece's extra bytes were taken.
+    func gatheredInPieces(_ wire: [UInt8], decoder: WebSocketFrameDecoder, seed: Int) -> WebSocketFrame? {
+        guard let header = try? decoder.header(in: wire, from: 0),
+            header.size + header.payloadLength == wire.count
+        else { return nil }
+        let firstPiece = min(header.payloadLength, seed % 7)
+        var partial = WebSocketPartialFrame(header: header, received: wire[header.size..<(header.size + firstPiece)])
+        var offset = header.size + firstPiece
+        var step = seed % 5 + 1
+        while partial.missing > 0 {
+            let end = min(wire.count, offset + step)
+            // The read that ends the frame may carry the next frame's first bytes.
+            let piece = Array(wire[offset..<end]) + (end == wire.count ? [0xEE, 0xEE] : [])
+            guard piece.withUnsafeBytes({ partial.take($0) }) == end - offset else { return nil }
+            offset = end
+            step = step * 3 % 11 + 1
+        }
+        return partial.takeFrame()
     }
 
     @Test("HTTP upgrade, both sides: every corpus input is accepted with 101 or refused with a response")

@@ -45,6 +45,9 @@ final class WebSocketChannel: EventLoopHandler, @unchecked Sendable {
     private var phase: Phase
     private var input: [UInt8] = []
     private var inputStart = 0
+    /// A large frame whose payload is arriving (see `WebSocketPartialFrame`). While it is set, `input`
+    /// holds no unread byte: what is read goes to the frame until it is whole.
+    private var partialFrame: WebSocketPartialFrame?
     /// Frames and handshake text not written yet (written with one gathering write per 64 chunks).
     private var output = WebSocketOutput()
     /// When bytes last arrived (or the channel was made): what an idle check compares against.
@@ -283,7 +286,9 @@ final class WebSocketChannel: EventLoopHandler, @unchecked Sendable {
                 counters?.bytesReceived.add(count, ordering: .relaxed)
                 // Once this side is only waiting for the peer to close, what arrives is discarded unread.
                 guard !shutDownAfterFlush else { continue }
-                input.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
+                let read = UnsafeRawBufferPointer(rebasing: buffer[0..<count])
+                let taken = partialFrame?.take(read) ?? 0
+                if taken < count { input.append(contentsOf: UnsafeRawBufferPointer(rebasing: read[taken...])) }
                 process()
             case .wouldBlock:
                 return
@@ -317,8 +322,7 @@ final class WebSocketChannel: EventLoopHandler, @unchecked Sendable {
         guard phase == .open else { return }
         do {
             while phase == .open, !failed, !heldForAuthentication {
-                guard let (frame, consumed) = try decoder.decode(input, from: inputStart) else { break }
-                inputStart += consumed
+                guard let frame = try nextFrame() else { break }
                 guard let event = try assembler.take(frame) else { continue }
                 handle(event)
             }
@@ -327,7 +331,33 @@ final class WebSocketChannel: EventLoopHandler, @unchecked Sendable {
         }
         guard phase != .closed else { return }
         compactInput()
-        inputBudget?.update(self, holding: input.count - inputStart + assembler.bufferedBytes)
+        inputBudget?.update(
+            self, holding: input.count - inputStart + assembler.bufferedBytes + (partialFrame?.payload.count ?? 0))
+    }
+
+    /// The next whole frame: the partial frame once its payload has arrived, or the next frame in `input`.
+    /// A large frame whose payload has not all arrived becomes the partial frame (`nil` then, as when more
+    /// bytes are needed).
+    private func nextFrame() throws(WebSocketViolation) -> WebSocketFrame? {
+        if partialFrame != nil {
+            // Taken in place, so that the payload is not shared (unmasking it would copy it).
+            guard partialFrame?.missing == 0, let frame = partialFrame?.takeFrame() else { return nil }
+            partialFrame = nil
+            return frame
+        }
+        guard let header = try decoder.header(in: input, from: inputStart) else { return nil }
+        let payloadStart = inputStart + header.size
+        guard input.count - payloadStart >= header.payloadLength else {
+            if header.payloadLength >= WebSocketPartialFrame.minimumPayloadLength {
+                partialFrame = WebSocketPartialFrame(header: header, received: input[payloadStart...])
+                inputStart = input.count
+            }
+            return nil
+        }
+        var payload = Array(input[payloadStart..<(payloadStart + header.payloadLength)])
+        header.unmask(&payload)
+        inputStart = payloadStart + header.payloadLength
+        return header.frame(payload: payload)
     }
 
     /// Server: the listener's input budget was passed and this connection holds the most: drops what it
@@ -335,6 +365,7 @@ final class WebSocketChannel: EventLoopHandler, @unchecked Sendable {
     func shedInput(total: Int, limit: Int) {
         input = []
         inputStart = 0
+        partialFrame = nil
         assembler.dropFragments()
         fail(
             WebSocketViolation(
@@ -527,6 +558,7 @@ final class WebSocketChannel: EventLoopHandler, @unchecked Sendable {
         // It may end in the middle of `process()` (an abort while answering a ping): nothing is left to read.
         input = []
         inputStart = 0
+        partialFrame = nil
         let delegate = self.delegate
         self.delegate = nil
         if unwritten > 0 { delegate?.channel(self, wrote: unwritten) }

@@ -32,6 +32,17 @@ struct WebSocketFrameDecoder {
     func decode(
         _ buffer: [UInt8], from start: Int
     ) throws(WebSocketViolation) -> (frame: WebSocketFrame, consumed: Int)? {
+        guard let header = try header(in: buffer, from: start) else { return nil }
+        let payloadStart = start + header.size
+        guard buffer.count - payloadStart >= header.payloadLength else { return nil }
+        var payload = Array(buffer[payloadStart..<(payloadStart + header.payloadLength)])
+        header.unmask(&payload)
+        return (header.frame(payload: payload), header.size + header.payloadLength)
+    }
+
+    /// The header of the first frame at the start of `buffer[start...]`, checked as the type's
+    /// documentation says, or `nil` when more bytes are needed for it (its payload may still be on its way).
+    func header(in buffer: [UInt8], from start: Int) throws(WebSocketViolation) -> WebSocketFrameHeader? {
         let available = buffer.count - start
         guard available >= 1 else { return nil }
         if refusesText, buffer[start] & 0x0F == WebSocketOpcode.text.rawValue {
@@ -76,15 +87,16 @@ struct WebSocketFrameDecoder {
             throw WebSocketViolation(
                 code: .messageTooBig, reason: "a frame of \(length) bytes; messages are at most \(maximumMessageBytes)")
         }
-        if isMasked { headerSize += 4 }
-        let payloadLength = Int(length)
-        guard available - headerSize >= payloadLength else { return nil }
-        var payload = Array(buffer[(start + headerSize)..<(start + headerSize + payloadLength)])
+        var maskingKey: (UInt8, UInt8, UInt8, UInt8)?
         if isMasked {
-            let keyStart = start + headerSize - 4
-            let mask = (buffer[keyStart], buffer[keyStart + 1], buffer[keyStart + 2], buffer[keyStart + 3])
-            payload.withUnsafeMutableBytes { WebSocketMask.apply(mask, to: $0) }
+            guard available >= headerSize + 4 else { return nil }
+            maskingKey = (
+                buffer[start + headerSize], buffer[start + headerSize + 1], buffer[start + headerSize + 2],
+                buffer[start + headerSize + 3]
+            )
+            headerSize += 4
         }
-        return (WebSocketFrame(isFinal: isFinal, opcode: opcode, payload: payload), headerSize + payloadLength)
+        return WebSocketFrameHeader(
+            isFinal: isFinal, opcode: opcode, maskingKey: maskingKey, size: headerSize, payloadLength: Int(length))
     }
 }
