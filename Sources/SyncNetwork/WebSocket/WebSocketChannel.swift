@@ -346,18 +346,15 @@ final class WebSocketChannel: EventLoopHandler, @unchecked Sendable {
             return frame
         }
         guard let header = try decoder.header(in: input, from: inputStart) else { return nil }
-        let payloadStart = inputStart + header.size
-        guard input.count - payloadStart >= header.payloadLength else {
+        guard let frame = header.frame(in: input, headerAt: inputStart) else {
             if header.payloadLength >= WebSocketPartialFrame.minimumPayloadLength {
-                partialFrame = WebSocketPartialFrame(header: header, received: input[payloadStart...])
+                partialFrame = WebSocketPartialFrame(header: header, received: input[(inputStart + header.size)...])
                 inputStart = input.count
             }
             return nil
         }
-        var payload = Array(input[payloadStart..<(payloadStart + header.payloadLength)])
-        header.unmask(&payload)
-        inputStart = payloadStart + header.payloadLength
-        return header.frame(payload: payload)
+        inputStart += header.frameSize
+        return frame
     }
 
     /// Server: the listener's input budget was passed and this connection holds the most: drops what it

@@ -32,12 +32,10 @@ struct WebSocketFrameDecoder {
     func decode(
         _ buffer: [UInt8], from start: Int
     ) throws(WebSocketViolation) -> (frame: WebSocketFrame, consumed: Int)? {
-        guard let header = try header(in: buffer, from: start) else { return nil }
-        let payloadStart = start + header.size
-        guard buffer.count - payloadStart >= header.payloadLength else { return nil }
-        var payload = Array(buffer[payloadStart..<(payloadStart + header.payloadLength)])
-        header.unmask(&payload)
-        return (header.frame(payload: payload), header.size + header.payloadLength)
+        guard let header = try header(in: buffer, from: start),
+            let frame = header.frame(in: buffer, headerAt: start)
+        else { return nil }
+        return (frame, header.frameSize)
     }
 
     /// The header of the first frame at the start of `buffer[start...]`, checked as the type's

@@ -16,8 +16,21 @@ struct WebSocketFrameHeader {
         payload.withUnsafeMutableBytes { WebSocketMask.apply(maskingKey, to: $0) }
     }
 
+    /// The bytes the whole frame takes on the wire: its header and its payload.
+    var frameSize: Int { size + payloadLength }
+
     /// The frame with its (unmasked) `payload`.
     func frame(payload: [UInt8]) -> WebSocketFrame {
         WebSocketFrame(isFinal: isFinal, opcode: opcode, payload: payload)
+    }
+
+    /// The frame this header begins at `start` in `buffer`, its payload copied out and unmasked, or `nil`
+    /// while not all its payload is in `buffer`.
+    func frame(in buffer: [UInt8], headerAt start: Int) -> WebSocketFrame? {
+        let payloadStart = start + size
+        guard buffer.count - payloadStart >= payloadLength else { return nil }
+        var payload = Array(buffer[payloadStart..<(payloadStart + payloadLength)])
+        unmask(&payload)
+        return frame(payload: payload)
     }
 }
