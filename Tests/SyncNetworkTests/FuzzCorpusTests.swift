@@ -54,7 +54,7 @@ import Testing
 
     /// `wire` (one whole frame) gathered as the fuzz target's `checkPartialFrame` does: its header, then its
     /// payload through a `WebSocketPartialFrame` in pieces sized from `seed`, the last followed by bytes of a
-    /// next frame; `nil` if a piece's extra bytes were taken.
+    /// next frame; `nil` if the frame offered room for a byte of the next one.
     func gatheredInPieces(_ wire: [UInt8], decoder: WebSocketFrameDecoder, seed: Int) -> WebSocketFrame? {
         guard let header = try? decoder.header(in: wire, from: 0),
             header.size + header.payloadLength == wire.count
@@ -67,7 +67,13 @@ import Testing
             let end = min(wire.count, offset + step)
             // The read that ends the frame may carry the next frame's first bytes.
             let piece = Array(wire[offset..<end]) + (end == wire.count ? [0xEE, 0xEE] : [])
-            guard piece.withUnsafeBytes({ partial.take($0) }) == end - offset else { return nil }
+            // As a read does: fills the start of the space the frame offers, never more than it.
+            let taken = partial.receive { missing in
+                let count = min(piece.count, missing.count)
+                piece.withUnsafeBytes { missing.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
+                return (count, count)
+            }
+            guard taken == end - offset else { return nil }
             offset = end
             step = step * 3 % 11 + 1
         }

@@ -279,16 +279,24 @@ final class WebSocketChannel: EventLoopHandler, @unchecked Sendable {
         while phase != .closed, !readPaused, reads < 16 {
             reads += 1
             let buffer = loop.readBuffer
-            let result = Socket.read(descriptor, into: buffer)
+            // A large frame's missing payload is read straight into the frame (only its own bytes: the
+            // next frame's stay in the socket for the next read); anything else into the loop's buffer.
+            let intoFrame = !shutDownAfterFlush && (partialFrame?.missing ?? 0) > 0
+            let result =
+                intoFrame
+                ? partialFrame!.receive { missing in
+                    let result = Socket.read(descriptor, into: missing)
+                    guard case .transferred(let count) = result else { return (result, 0) }
+                    return (result, count)
+                }
+                : Socket.read(descriptor, into: buffer)
             switch result {
             case .transferred(let count):
                 lastReceived = .now
                 counters?.bytesReceived.add(count, ordering: .relaxed)
                 // Once this side is only waiting for the peer to close, what arrives is discarded unread.
                 guard !shutDownAfterFlush else { continue }
-                let read = UnsafeRawBufferPointer(rebasing: buffer[0..<count])
-                let taken = partialFrame?.take(read) ?? 0
-                if taken < count { input.append(contentsOf: UnsafeRawBufferPointer(rebasing: read[taken...])) }
+                if !intoFrame { input.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[0..<count])) }
                 process()
             case .wouldBlock:
                 return
@@ -332,7 +340,7 @@ final class WebSocketChannel: EventLoopHandler, @unchecked Sendable {
         guard phase != .closed else { return }
         compactInput()
         inputBudget?.update(
-            self, holding: input.count - inputStart + assembler.bufferedBytes + (partialFrame?.payload.count ?? 0))
+            self, holding: input.count - inputStart + assembler.bufferedBytes + (partialFrame?.received ?? 0))
     }
 
     /// The next whole frame: the partial frame once its payload has arrived, or the next frame in `input`.
