@@ -285,7 +285,8 @@ final class WebSocketChannel: EventLoopHandler, @unchecked Sendable {
             let result =
                 intoFrame
                 ? partialFrame!.receive { missing in
-                    let result = Socket.read(descriptor, into: missing)
+                    let slice = missing[..<min(missing.count, WebSocketPartialFrame.maximumReadLength)]
+                    let result = Socket.read(descriptor, into: UnsafeMutableRawBufferPointer(rebasing: slice))
                     guard case .transferred(let count) = result else { return (result, 0) }
                     return (result, count)
                 }

@@ -9,6 +9,10 @@
 struct WebSocketPartialFrame {
     /// A frame takes this path when its payload is at least this long and not all of it has arrived.
     static let minimumPayloadLength = 64 * 1024
+    /// The most one read into a frame takes, as the loop's read buffer bounds other reads: a connection's
+    /// large frame arrives in slices, with the listener's input budget checked after each and the loop's
+    /// other connections served between them.
+    static let maximumReadLength = 256 * 1024
 
     let header: WebSocketFrameHeader
     /// The whole payload's storage, `header.payloadLength` bytes, of which the first `received` are written
