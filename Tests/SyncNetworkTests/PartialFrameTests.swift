@@ -6,7 +6,7 @@ import Testing
 
 @testable import SyncNetwork
 
-/// A large frame whose payload arrives over several reads is gathered straight from the read buffer
+/// A large frame whose payload arrives over several reads is read straight into its own array
 /// (`WebSocketPartialFrame`, issue 26: one copy of each byte from the socket to the frame), over real
 /// loopback sockets.
 @Suite(.timeLimit(.minutes(5))) struct PartialFrameTests {

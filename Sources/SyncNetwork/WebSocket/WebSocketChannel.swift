@@ -297,7 +297,10 @@ final class WebSocketChannel: EventLoopHandler, @unchecked Sendable {
                 counters?.bytesReceived.add(count, ordering: .relaxed)
                 // Once this side is only waiting for the peer to close, what arrives is discarded unread.
                 guard !shutDownAfterFlush else { continue }
-                if !intoFrame { input.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[0..<count])) }
+                if !intoFrame {
+                    let read = UnsafeRawBufferPointer(rebasing: buffer[0..<count])
+                    if !beginsPartialFrame(read) { input.append(contentsOf: read) }
+                }
                 process()
             case .wouldBlock:
                 return
@@ -309,6 +312,20 @@ final class WebSocketChannel: EventLoopHandler, @unchecked Sendable {
                 return
             }
         }
+    }
+
+    /// When `read` begins a large frame that it does not hold all of, and nothing else is waiting in
+    /// `input`, the frame becomes the partial frame straight from the read buffer (one copy, not two via
+    /// the input); otherwise, or when its header is refused (`process` then finds the refusal in `input`),
+    /// returns false and the bytes go to `input` as usual.
+    private func beginsPartialFrame(_ read: UnsafeRawBufferPointer) -> Bool {
+        guard phase == .open, !failed, !heldForAuthentication, partialFrame == nil, inputStart == input.count,
+            let header = try? decoder.header(in: read, from: 0),
+            header.payloadLength >= WebSocketPartialFrame.minimumPayloadLength,
+            read.count < header.frameSize
+        else { return false }
+        partialFrame = WebSocketPartialFrame(header: header, received: read[header.size...])
+        return true
     }
 
     private func peerClosedTCP() {

@@ -40,7 +40,10 @@ struct WebSocketFrameDecoder {
 
     /// The header of the first frame at the start of `buffer[start...]`, checked as the type's
     /// documentation says, or `nil` when more bytes are needed for it (its payload may still be on its way).
-    func header(in buffer: [UInt8], from start: Int) throws(WebSocketViolation) -> WebSocketFrameHeader? {
+    /// `buffer` is indexed from 0 (an array, or the loop's read buffer).
+    func header<Bytes: RandomAccessCollection<UInt8>>(
+        in buffer: Bytes, from start: Int
+    ) throws(WebSocketViolation) -> WebSocketFrameHeader? where Bytes.Index == Int {
         let available = buffer.count - start
         guard available >= 1 else { return nil }
         if refusesText, buffer[start] & 0x0F == WebSocketOpcode.text.rawValue {

@@ -1,7 +1,8 @@
 /// A large frame whose header arrived before all of its payload. Its payload is gathered here as it is
 /// read, straight from the socket into the frame's own storage (`receive`), instead of passing through the
 /// loop's read buffer and the channel's input buffer: the kernel's copy is the only one. (The bytes that
-/// arrived with the header, in the same read, are copied once from the input.)
+/// arrived with the header, in the same read, are copied once: from the read buffer when the frame begins
+/// a read, from the input otherwise.)
 ///
 /// The payload's storage is allocated for the whole frame when the header arrives and is not filled in
 /// advance; only the bytes received so far are written (and counted against the listener's input budget),
@@ -24,7 +25,7 @@ struct WebSocketPartialFrame {
     private(set) var received: Int
 
     /// A frame of `header` whose payload begins with `bytes` (those past the payload's end are not taken).
-    init(header: WebSocketFrameHeader, received bytes: ArraySlice<UInt8>) {
+    init<Bytes: Collection<UInt8>>(header: WebSocketFrameHeader, received bytes: Bytes) {
         self.header = header
         let first = bytes.prefix(header.payloadLength)
         payload = [UInt8](unsafeUninitializedCapacity: header.payloadLength) { storage, initializedCount in
