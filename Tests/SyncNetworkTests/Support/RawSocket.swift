@@ -16,9 +16,11 @@ final class RawSocket {
     let descriptor: Int32
     private var buffered: [UInt8] = []
 
-    /// Connects to 127.0.0.1:`port`; reads and writes wait at most `timeout`. `receiveBufferBytes` shrinks
-    /// the socket's receive buffer (set before connecting, so the advertised window is small too): a
-    /// client that does not read then holds little in the kernel, and the server's own queue fills.
+    /// Connects to 127.0.0.1:`port`; reads and writes wait at most `timeout`, scaled for a sanitizer build as
+    /// every test deadline is (`BuildFlavor.deadlineScale`: a loaded ThreadSanitizer run can stall the server
+    /// for ten seconds). `receiveBufferBytes` shrinks the socket's receive buffer (set before connecting, so
+    /// the advertised window is small too): a client that does not read then holds little in the kernel, and
+    /// the server's own queue fills.
     init(port: Int, timeout: Duration = .seconds(20), receiveBufferBytes: Int32? = nil) throws {
         #if canImport(Glibc)
             descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
@@ -26,7 +28,7 @@ final class RawSocket {
             descriptor = socket(AF_INET, SOCK_STREAM, 0)
         #endif
         guard descriptor >= 0 else { throw RawSocketError.failed("socket", errno) }
-        var seconds = timeval(tv_sec: Int(timeout.components.seconds), tv_usec: 0)
+        var seconds = timeval(tv_sec: Int(timeout.scaledForBuild.components.seconds), tv_usec: 0)
         setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &seconds, socklen_t(MemoryLayout<timeval>.size))
         setsockopt(descriptor, SOL_SOCKET, SO_SNDTIMEO, &seconds, socklen_t(MemoryLayout<timeval>.size))
         if var bytes = receiveBufferBytes {
