@@ -9,14 +9,17 @@ import SyncStreams
 package final class SyncLogger: Sendable {
     /// The most detailed level logged.
     package let level: SyncLogLevel
-    private let sink: @Sendable (SyncLogEvent) -> Void
     private let subject = PassthroughSubject<SyncLogEvent, Never>()
+    /// The sink's subscription to `subject`, for the logger's life.
+    private let sinkToken: SubscriptionToken
 
-    /// A logger of events up to `level`, given to `sink` (on the logging thread; the sink decides where
-    /// the work goes) and to `events`' subscribers.
+    /// A logger of events up to `level`, given to `sink` and to `events`' subscribers, on a logging thread
+    /// (the sink decides where the work goes). The sink is the subject's first subscriber, so it and every
+    /// subscriber see the events in one order, even when threads log at once (the subject delivers one
+    /// event at a time; a thread that logs while another delivers only queues its event).
     package init(level: SyncLogLevel, sink: (@Sendable (SyncLogEvent) -> Void)?) {
         self.level = level
-        self.sink = sink ?? SyncLogger.standardError
+        sinkToken = subject.subscribe(sink ?? SyncLogger.standardError)
     }
 
     /// A logger that logs nothing.
@@ -33,11 +36,10 @@ package final class SyncLogger: Sendable {
         emit(SyncLogEvent(date: Date(), level: level, category: category, message: message()))
     }
 
-    /// The logged events, as they are logged (on the logging thread).
+    /// The logged events, as they are logged (on a logging thread), in the order the sink gets them.
     package var events: AnySyncStream<SyncLogEvent, Never> { subject.eraseToAnyStream() }
 
     private func emit(_ event: SyncLogEvent) {
-        sink(event)
         subject.send(event)
     }
 
