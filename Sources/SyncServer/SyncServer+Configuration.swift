@@ -60,8 +60,9 @@ extension SyncServer {
         public var maximumConnections: Int
         /// How much the server logs (see `SyncLogLevel`). Default: `.warn`.
         public var logLevel: SyncLogLevel
-        /// Where log events go, on the thread that logs them. `nil` (default): standard error, one line per
-        /// event.
+        /// Where log events go, one at a time and in one order, on the thread that logs them (or, while
+        /// another thread's events are being delivered, on that thread). `nil` (default): standard error,
+        /// one line per event.
         public var logger: (@Sendable (SyncLogEvent) -> Void)?
         /// How long a client file may stay unseen (no bind, upload or unbind of it) before the server forgets
         /// it; `nil` (default): never.

@@ -45,8 +45,10 @@ public final class SyncApp: Sendable {
             executor: callbackExecutor, logger: SyncLogger(level: configuration.logLevel, sink: configuration.logger))
     }
 
-    /// The engine's log events at or above `configuration.logLevel`, as they are logged (on the engine's
-    /// thread that logs them; chain `observe(on:)` to move them). Tools that watch the log subscribe here.
+    /// The engine's log events at or above `configuration.logLevel`, as they are logged, in the order
+    /// `configuration.logger` gets them (on the engine's thread that logs them, or, while another thread's
+    /// events are being delivered, on that thread; chain `observe(on:)` to move them). Tools that watch the
+    /// log subscribe here.
     public var logs: AnySyncStream<SyncLogEvent, Never> { errorSink.logger.events }
 
     /// Every error the engine meets, with the session it concerns (`nil` for a connection shared by

@@ -49,8 +49,10 @@ extension SyncApp {
         /// How much the engine logs (see `SyncLogLevel`). Default: `.warn`. At `.off` logging costs one
         /// comparison per log point.
         public var logLevel: SyncLogLevel
-        /// Where log events go, on the thread that logs them. `nil` (default): standard error, one line per
-        /// event with a timestamp, the level and the category. `SyncApp.logs` streams them too.
+        /// Where log events go, one at a time and in one order, on the thread that logs them (or, while
+        /// another thread's events are being delivered, on that thread). `nil` (default): standard error,
+        /// one line per event with a timestamp, the level and the category. `SyncApp.logs` streams them too,
+        /// in the same order.
         public var logger: (@Sendable (SyncLogEvent) -> Void)?
         /// The system calls the local stores make (open, read, write, fsync, truncate, lock). Default: the
         /// real ones. Tests inject failures (a failing fsync, an open that blocks) through it.
