@@ -69,14 +69,22 @@ public final class ChildProcess: Sendable {
         process.executableURL = executable
         process.arguments = arguments
         if let environment { process.environment = environment }
-        let output = Pipe()
-        let errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
         process.standardInput = FileHandle.nullDevice
         state.withLock { $0.trigger = trigger }
         let state = self.state
         let process = self.process
+        process.terminationHandler = { process in
+            let status = process.terminationStatus
+            Self.resumeIfDone(state) { $0.status = status }
+        }
+        let (output, errors) = try Self.spawning.withLock { _ in
+            let output = Pipe()
+            let errors = Pipe()
+            process.standardOutput = output
+            process.standardError = errors
+            try process.run()
+            return (output, errors)
+        }
         Self.drain(output.fileHandleForReading, name: 1, state) { state, chunk in
             state.stdout.append(chunk)
             guard let trigger = state.trigger, trigger.when(String(decoding: state.stdout, as: UTF8.self)) else {
@@ -92,12 +100,18 @@ public final class ChildProcess: Sendable {
             return nil
         } signal: { _ in
         }
-        process.terminationHandler = { process in
-            let status = process.terminationStatus
-            Self.resumeIfDone(state) { $0.status = status }
-        }
-        try process.run()
     }
+
+    /// Held while a child is started, so that one child starts at a time (#35's CI run).
+    ///
+    /// Foundation's `Pipe` is made without close-on-exec, and on Linux `Process.run` closes in the child
+    /// the descriptors open when it starts preparing, not those another thread opens before the child
+    /// starts. Without this lock, a child started at that moment inherited another test's output pipe (or
+    /// the socket Foundation watches for that test's child's exit), and the other test saw its child's
+    /// exit only when this child ended too: a `sync-server` that printed "stopped" did not "exit" within
+    /// 60 s. The lock covers the pipes' making, their write ends' closing in `run`, and the start, so no
+    /// child ever starts while another's write ends are open here.
+    private static let spawning = Locked(())
 
     /// Reads `handle` to its end on a new thread, handing each chunk to `take` (under the lock; it may
     /// return a signal to send, which `signal` sends outside the lock).
@@ -180,7 +194,12 @@ public final class ChildProcess: Sendable {
         guard let status else {
             kill(process.processIdentifier, SIGKILL)
             let name = process.executableURL?.lastPathComponent ?? "the process"
-            throw TimedOut(description: "\(name) did not exit within \(deadline): \(stdout) \(stderr)")
+            let (exited, ended) = state.withLock { ($0.status != nil, $0.endedPipes.count) }
+            throw TimedOut(
+                description: """
+                    \(name) did not exit within \(deadline) (exit \(exited ? "seen" : "not seen"), \(ended) of 2 \
+                    output pipes at their end): \(stdout) \(stderr)
+                    """)
         }
         return status
     }

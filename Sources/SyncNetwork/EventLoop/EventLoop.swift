@@ -1,6 +1,10 @@
 import Foundation
 import SyncStreams
 
+#if os(Linux)
+    import CSyncNetwork
+#endif
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)
@@ -68,7 +72,12 @@ final class EventLoop: @unchecked Sendable {
             self.poller = poller ?? PollPoller()
         #endif
         var ends: [Int32] = [0, 0]
-        guard pipe(&ends) == 0 else { throw .systemCall("pipe", errno) }
+        #if os(Linux)
+            // Close-on-exec from the start: a child another thread starts meanwhile does not inherit it.
+            guard csyncnetwork_pipe_nonblocking_cloexec(&ends) == 0 else { throw .systemCall("pipe2", errno) }
+        #else
+            guard pipe(&ends) == 0 else { throw .systemCall("pipe", errno) }
+        #endif
         wakeReader = ends[0]
         wakeWriter = ends[1]
         // Allocated once nothing can throw any more (a failed init runs no deinit).

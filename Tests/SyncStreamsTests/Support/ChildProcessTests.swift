@@ -1,0 +1,58 @@
+import Foundation
+import TestSupport
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// `ChildProcess`, which every subprocess test (servers, the spinner, curl) relies on to see its child's exit.
+@Suite struct ChildProcessTests {
+    #if os(Linux)
+        @Test(
+            "children started from two threads at once hold only their own output pipes, so each one's exit is seen when it exits"
+        )
+        func childrenStartedAtOnceInheritNothingOfEachOther() async throws {
+            // Before ChildProcess started one child at a time, a child started while another thread was making
+            // its pipes inherited them (here in each of 5 runs): the other child's output then did not end, and
+            // its exit was not seen, until this one ended too. Without the fix the kills below time out too.
+            let sleep = URL(fileURLWithPath: "/bin/sleep")
+            async let first = offPool("50 children started on one thread") {
+                try (0..<50).map { _ in try ChildProcess(sleep, ["120"]) }
+            }
+            async let second = offPool("50 children started on another thread") {
+                try (0..<50).map { _ in try ChildProcess(sleep, ["120"]) }
+            }
+            let children = try await first + second
+            let inherited = try await offPool("each child's descriptors read from /proc") {
+                children.compactMap { child -> String? in
+                    let descriptors = Self.descriptors(of: child.processIdentifier)
+                    // Its own: standard output and error, and the one socket Foundation watches for its exit.
+                    let ownPipes = [1, 2].allSatisfy { descriptors[$0]?.hasPrefix("pipe:") == true }
+                    let otherPipes = descriptors.filter { $0.key >= 3 && $0.value.hasPrefix("pipe:") }
+                    let sockets = descriptors.filter { $0.value.hasPrefix("socket:") }
+                    guard !ownPipes || !otherPipes.isEmpty || sockets.count > 1 else { return nil }
+                    return "child \(child.processIdentifier): \(descriptors)"
+                }
+            }
+            #expect(inherited.isEmpty, "\(inherited.count) of 100 lack their own pipes or hold another's: \(inherited)")
+            for child in children {
+                #expect(try await child.stop(SIGKILL, deadline: .seconds(30).scaledForBuild) == SIGKILL)
+            }
+        }
+
+        /// Each open descriptor of process `pid` and what it refers to (`pipe:[…]`, `socket:[…]`, a path).
+        private static func descriptors(of pid: Int32) -> [Int: String] {
+            let directory = "/proc/\(pid)/fd"
+            let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+            var result: [Int: String] = [:]
+            for name in names {
+                guard let number = Int(name),
+                    let target = try? FileManager.default.destinationOfSymbolicLink(atPath: "\(directory)/\(name)")
+                else { continue }
+                result[number] = target
+            }
+            return result
+        }
+    #endif
+}
