@@ -195,11 +195,14 @@ public final class SyncSimulator: Sendable {
     ///     calling task, between steps.
     ///   - timeout: the most virtual time to run; default 10 minutes (the longest reconnect backoff is 5).
     ///   - realTimeLimit: the most real time to wait for the engine's own work; a regression fails
-    ///     instead of hanging.
+    ///     instead of hanging. Default 5 minutes: generous, because the engine's work runs on Swift's
+    ///     cooperative pool, which in a test process is shared with every other test running at the same
+    ///     time (and a sanitizer makes all of it several times slower). A call that takes 0.1 s alone
+    ///     took more than 30 s in a loaded ThreadSanitizer run of this package's suite.
     /// - Throws: ``TimeoutError`` when either limit passes first.
     public func run(
         until condition: @Sendable () -> Bool, timeout: Duration = .seconds(600),
-        realTimeLimit: Duration = .seconds(30)
+        realTimeLimit: Duration = .seconds(300)
     ) async throws(TimeoutError) {
         let start = executor.now
         let end = start + max(timeout, .zero)

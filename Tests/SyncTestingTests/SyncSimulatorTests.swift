@@ -6,7 +6,7 @@ import Testing
 
 /// `SyncSimulator` used as an app's tests would use it: every fault it offers, each checked against what
 /// the session reports and what the server holds, in virtual time.
-@Suite(.timeLimit(.minutes(2))) struct SyncSimulatorTests {
+@Suite(.timeLimit(.minutes(10))) struct SyncSimulatorTests {
     private func openSession(
         _ simulator: SyncSimulator, partition: String = "tasks", mode: ClientResetMode = .recoverUnsyncedChanges
     ) async throws -> SyncSession {
@@ -47,6 +47,19 @@ import Testing
         try await simulator.run(until: { session.status.value.connection == .connected })
         let took = simulator.elapsed - start
         #expect(abs((took - .seconds(wait)) / .milliseconds(1)) < 2, "reconnected after \(took), announced \(wait) s")
+        await simulator.close()
+    }
+
+    @Test func runGivesUpAtItsRealTimeLimitBeforeMovingTheClock() async throws {
+        let simulator = try await SyncSimulator(seed: 9)
+        let session = try await openSession(simulator)
+        simulator.dropConnection()
+        // A reconnection timer is pending, so only the real-time limit (none left) stops the clock moving.
+        let error = await #expect(throws: SyncSimulator.TimeoutError.self) {
+            try await simulator.run(until: { session.status.value.pending.uploadChangesets > 0 }, realTimeLimit: .zero)
+        }
+        #expect(error?.realTimeLimitReached == true, "\(String(describing: error))")
+        #expect(error?.virtualTime == .zero)
         await simulator.close()
     }
 

@@ -40,7 +40,7 @@ func eventuallyOnMain(_ what: String, _ condition: @MainActor () -> Bool) async 
 }
 
 /// The model is `@MainActor`: each test's body runs there (a `@MainActor` function the test awaits).
-@Suite("SyncStatusModel", .timeLimit(.minutes(2)))
+@Suite("SyncStatusModel", .timeLimit(.minutes(5)))
 struct SyncStatusModelTests {
     private static let offline = SyncStatus(
         connection: .disconnected, activity: .offline, pending: .none, lastSyncedAt: nil,
