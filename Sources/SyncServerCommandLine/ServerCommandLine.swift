@@ -127,7 +127,9 @@ extension ServerCommandLine {
 /// straight to the descriptors, `JSONLogLine.flush()` ran) and the store is closed, so `_exit` skips what
 /// `exit` would run — atexit handlers and static destructors — while other threads (dispatch, the event
 /// loop, the signal thread) are still alive. A fresh-clone AddressSanitizer run (S23-C) saw a `sync-server`
-/// print "sync-server stopped" and then not exit within 60 s.
+/// print "sync-server stopped" and then not exit within 60 s. (The same symptom came back with `_exit`, and
+/// that time the cause was the test helper's: another test's child had inherited the server's output pipe,
+/// so the test saw no end of output until that child ended; `ChildProcess` now starts one child at a time.)
 func exitAfterStopping() -> Never {
     _exit(0)
 }
