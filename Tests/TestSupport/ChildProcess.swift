@@ -48,7 +48,8 @@ public final class ChildProcess: Sendable {
     private let state = Locked(State())
 
     /// How long a wait on this process (`waitForOutput`, `port`, `stop`, `waitForExit`) lasts when the call
-    /// names no deadline.
+    /// names no deadline. Every wait, this one or a call's own, is multiplied by `BuildFlavor.deadlineScale`
+    /// (a sanitizer build's child runs several times slower too).
     public let defaultDeadline: Duration
 
     /// The executable `name` built beside the test bundle (the test target depends on its product).
@@ -158,7 +159,7 @@ public final class ChildProcess: Sendable {
     public func waitForOutput(
         _ what: String, deadline: Duration? = nil, _ condition: (String) -> Bool
     ) async throws {
-        let end = ContinuousClock.now + (deadline ?? defaultDeadline)
+        let end = ContinuousClock.now + (deadline ?? defaultDeadline).scaledForBuild
         while !condition(stdout) {
             guard !hasExited else { throw TimedOut(description: "exited before \(what): \(stdout) \(stderr)") }
             guard ContinuousClock.now < end else { throw TimedOut(description: "no \(what): \(stdout) \(stderr)") }
@@ -175,7 +176,7 @@ public final class ChildProcess: Sendable {
     /// The exit status, waiting at most `deadline` (default: `defaultDeadline`); past it the process is
     /// killed and this throws.
     public func waitForExit(deadline: Duration? = nil) async throws -> Int32 {
-        let deadline = deadline ?? defaultDeadline
+        let deadline = (deadline ?? defaultDeadline).scaledForBuild
         let state = self.state
         let status = await withCheckedContinuation { (continuation: CheckedContinuation<Int32?, Never>) in
             let id = state.withLock { state -> UInt64? in

@@ -37,7 +37,7 @@ import Testing
             }
             #expect(inherited.isEmpty, "\(inherited.count) of 100 lack their own pipes or hold another's: \(inherited)")
             for child in children {
-                #expect(try await child.stop(SIGKILL, deadline: .seconds(30).scaledForBuild) == SIGKILL)
+                #expect(try await child.stop(SIGKILL, deadline: .seconds(30)) == SIGKILL)
             }
         }
 
