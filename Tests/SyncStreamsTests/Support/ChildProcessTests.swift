@@ -25,14 +25,21 @@ import Testing
             }
             let children = try await first + second
             let inherited = try await offPool("each child's descriptors read from /proc") {
-                children.compactMap { child -> String? in
-                    let descriptors = Self.descriptors(of: child.processIdentifier)
-                    // Its own: standard output and error, and the one socket Foundation watches for its exit.
+                let held = children.map { Self.descriptors(of: $0.processIdentifier) }
+                // A pipe or socket that two children hold was inherited by one of them: every child's own
+                // (its output pipes, and the socket Foundation watches for its exit) is its alone.
+                var holders: [String: Int] = [:]
+                for descriptors in held {
+                    for target in Set(descriptors.values) where target.hasPrefix("pipe:") || target.hasPrefix("socket:")
+                    {
+                        holders[target, default: 0] += 1
+                    }
+                }
+                return zip(children, held).compactMap { child, descriptors -> String? in
                     let ownPipes = [1, 2].allSatisfy { descriptors[$0]?.hasPrefix("pipe:") == true }
-                    let otherPipes = descriptors.filter { $0.key >= 3 && $0.value.hasPrefix("pipe:") }
-                    let sockets = descriptors.filter { $0.value.hasPrefix("socket:") }
-                    guard !ownPipes || !otherPipes.isEmpty || sockets.count > 1 else { return nil }
-                    return "child \(child.processIdentifier): \(descriptors)"
+                    let shared = descriptors.values.filter { holders[$0, default: 0] > 1 }
+                    guard !ownPipes || !shared.isEmpty else { return nil }
+                    return "child \(child.processIdentifier): \(descriptors), shared \(shared)"
                 }
             }
             #expect(inherited.isEmpty, "\(inherited.count) of 100 lack their own pipes or hold another's: \(inherited)")
