@@ -21,7 +21,7 @@ import Testing
         private let descriptor: Int32
 
         init() throws {
-            let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
             var address = sockaddr_in()
             address.sin_family = sa_family_t(AF_INET)
             address.sin_addr.s_addr = inet_addr("127.0.0.1")
@@ -152,7 +152,7 @@ import Testing
     func silentAddressRaced() async throws {
         // A listener on 127.0.0.1 whose accept queue is full (backlog 0, one connection never accepted):
         // the kernel drops further SYNs, so a connect to it stays pending.
-        let silent = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let silent = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         defer { close(silent) }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)

@@ -16,7 +16,9 @@ import Testing
     func socketPair() throws -> (Int32, Int32) {
         var ends: [Int32] = [0, 0]
         #if canImport(Glibc)
-            guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &ends) == 0 else { throw POSIXError(.EIO) }
+            guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &ends) == 0 else {
+                throw POSIXError(.EIO)
+            }
         #else
             guard socketpair(AF_UNIX, SOCK_STREAM, 0, &ends) == 0 else { throw POSIXError(.EIO) }
         #endif

@@ -171,7 +171,7 @@ import Testing
     /// Whether this machine has an IPv6 loopback to listen on.
     static let hasIPv6Loopback: Bool = {
         #if canImport(Glibc)
-            let descriptor = socket(AF_INET6, Int32(SOCK_STREAM.rawValue), 0)
+            let descriptor = socket(AF_INET6, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         #else
             let descriptor = socket(AF_INET6, SOCK_STREAM, 0)
         #endif

@@ -24,7 +24,7 @@ final class SilentListener: Sendable {
 
     init() throws {
         #if canImport(Glibc)
-            let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         #else
             let descriptor = socket(AF_INET, SOCK_STREAM, 0)
         #endif
@@ -60,7 +60,10 @@ final class SilentListener: Sendable {
             var entry = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
             guard poll(&entry, 1, 100) > 0 else { continue }
             let accepted = accept(descriptor, nil, nil)
-            if accepted >= 0 { state.withLock { $0.accepted.append(accepted) } }
+            guard accepted >= 0 else { continue }
+            // Not inherited by a child another test starts, which would hold the connection open.
+            _ = fcntl(accepted, F_SETFD, FD_CLOEXEC)
+            state.withLock { $0.accepted.append(accepted) }
         }
         for accepted in state.withLock({ $0.accepted }) { close(accepted) }
         close(descriptor)

@@ -23,7 +23,7 @@ final class RawSocket {
     /// the server's own queue fills.
     init(port: Int, timeout: Duration = .seconds(20), receiveBufferBytes: Int32? = nil) throws {
         #if canImport(Glibc)
-            descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         #else
             descriptor = socket(AF_INET, SOCK_STREAM, 0)
         #endif

@@ -62,7 +62,7 @@ struct SyncServerPGCommandLineTests {
         // A port nothing listens on: bound by this test (port 0: the kernel picks it) and held, never
         // listening, until the test ends, so no other process can take it meanwhile and a connection to it
         // is refused.
-        let socket = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let socket = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         try #require(socket >= 0)
         defer { close(socket) }
         var address = sockaddr_in()
