@@ -472,7 +472,12 @@ actor SessionEngine {
     }
 
     /// A fatal error for this session: report it and stop for good.
+    ///
+    /// The connection state is `.disconnected` before anything says the session failed: whoever sees the
+    /// session `.invalid` (its value, the status, or a callback on the same serial executor) sees it
+    /// disconnected too, never an invalid session that is still connecting.
     func failedFatally(_ error: SyncError) {
+        connectionStateChanged(.disconnected)
         fatalErrorBox.withLock { $0 = $0 ?? error }
         statusTracker.update { $0.fatalError = $0.fatalError ?? error }
         dropBinding()
@@ -481,7 +486,6 @@ actor SessionEngine {
         reportError(error)
         resumeUploadWaiters(failing: .sessionInvalid)
         controller.handle(.fatalError)
-        connectionStateChanged(.disconnected)
         resumeBindingWaiters(with: nil)
     }
 

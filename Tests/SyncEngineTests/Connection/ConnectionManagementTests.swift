@@ -25,6 +25,8 @@ struct ConnectionManagementTests {
         #expect(session.connectionState.value == .connecting)
         fixture.transport.deliverDelayedMessages()
         try await eventually("connected") { session.connectionState.value == .connected }
+        // The value changes when the state is decided; the subscriber hears of it on the callback executor.
+        try await eventually("the subscriber to hear of it") { states.values.count == 2 }
         #expect(states.values == [.connecting, .connected])
         // Bound: an upload round trip through the server succeeds.
         try await session.write(Data([1]))
@@ -42,7 +44,8 @@ struct ConnectionManagementTests {
             let delay = Duration.seconds(1 << step)
             expected.append(delay)
             try await fixture.waitForTimer(in: delay, "reconnect \(step) scheduled")
-            #expect(session.connectionState.value == .disconnected)
+            // Published just after the timer is armed (so a test that sees `.disconnected` may move the clock).
+            try await eventually("disconnected \(step)") { session.connectionState.value == .disconnected }
             #expect(fixture.transport.attempts == step + 1)
             fixture.timers.advance(by: delay)
             try await eventually("attempt \(step + 2)") { fixture.transport.attempts == step + 2 }
@@ -68,6 +71,43 @@ struct ConnectionManagementTests {
         fixture.timers.advance(by: .seconds(600))
         #expect(fixture.transport.attempts == 1)
         #expect(session.connectionState.value == .disconnected)
+    }
+
+    @Test(
+        "a session is .disconnected before it is .invalid: values, and callbacks on one executor, never show an invalid session still connecting"
+    )
+    func disconnectedBeforeInvalid() async throws {
+        // Callbacks wait on a virtual-time executor until the test runs them, in the order they were queued.
+        let callbacks = TestExecutor()
+        let fixture = try await EngineFixture(faults: .init(hold: true)) { $0.callbackExecutor = callbacks }
+        defer { fixture.directory.remove() }
+        let session = try await fixture.open()
+        try await eventually("the attempt to be held") {
+            fixture.transport.attempts == 1 && session.connectionState.value == .connecting
+        }
+        callbacks.run()  // what was published so far reaches the streams, so a subscriber starts from it
+        let delivered = Locked<[String]>([])
+        let stateToken = session.state.subscribe { state in delivered.withLock { $0.append("state \(state)") } }
+        let connectionToken = session.connectionState.subscribe { state in
+            delivered.withLock { $0.append("connection \(state)") }
+        }
+        defer {
+            stateToken.invalidate()
+            connectionToken.invalidate()
+        }
+        callbacks.run()
+        #expect(delivered.withLock { $0 } == ["state active", "connection connecting"])
+
+        fixture.transport.rejectCertificates()
+        try await eventually("the session to be invalid") { session.state.value == .invalid }
+        // Whoever reads the values sees the connection's end no later than the session's.
+        #expect(session.connectionState.value == .disconnected)
+        try await eventually("the connection's end to be queued") { callbacks.pendingCount >= 2 }
+        callbacks.run()
+        #expect(
+            delivered.withLock { $0 } == [
+                "state active", "connection connecting", "connection disconnected", "state invalid",
+            ])
     }
 
     @Test("jitter shortens each delay by the random share of a quarter")

@@ -123,6 +123,15 @@ final class FaultInjectingTransport: SyncTransport {
         return nil
     }
 
+    /// Ends every open connection as a TLS transport does when it rejects the server's certificate.
+    func rejectCertificates() {
+        let connections = state.withLock { state -> [FaultyConnection] in
+            defer { state.connections.removeAll() }
+            return state.connections
+        }
+        for connection in connections { connection.end(.certificateRejected("rejected by the test")) }
+    }
+
     /// Ends every open connection as if the network failed.
     func dropConnections() {
         let connections = state.withLock { state -> [FaultyConnection] in
